@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import type { TestProject } from 'vitest/node';
+import { freePort, freePortBlock, startProcess, stopProcess, waitFor } from './support/processes.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    s3Endpoint: string;
+  }
+}
+
+/**
+ * Starts the services every test file shares: one Temporal dev server and one SeaweedFS S3 server.
+ * Postgres is the machine's own (TEST_DATABASE_URL); each test file makes a fresh database in it.
+ */
+export default async function setup(project: TestProject) {
+  const scratch = await mkdtemp(join(tmpdir(), 'petsing-test-'));
+  const children: ChildProcess[] = [];
+
+  const temporalPort = await freePort();
+  const temporalBinary = process.env.TEMPORAL_CLI_PATH ?? 'temporal';
+  children.push(
+    startProcess(
+      temporalBinary,
+      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(temporalPort), '--log-level', 'error'],
+      'temporal dev server',
+    ),
+  );
+
+  const base = await freePortBlock(4);
+  const s3Port = base + 3;
+  children.push(
+    startProcess(
+      process.env.WEED_PATH ?? 'weed',
+      [
+        'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${scratch}`,
+        `-master.port=${base}`, `-volume.port=${base + 1}`, '-filer', `-filer.port=${base + 2}`,
+        '-s3', `-s3.port=${s3Port}`, '-master.volumeSizeLimitMB=64',
+      ],
+      'seaweedfs',
+    ),
+  );
+
+  const temporalAddress = `127.0.0.1:${temporalPort}`;
+  const s3Endpoint = `http://127.0.0.1:${s3Port}`;
+  try {
+    await Promise.all([
+      waitFor('temporal dev server', async () => {
+        const { Connection } = await import('@temporalio/client');
+        const connection = await Connection.connect({ address: temporalAddress, connectTimeout: 1_000 });
+        await connection.close();
+        return true;
+      }),
+      waitFor('seaweedfs s3', async () => (await fetch(`${s3Endpoint}/`)).status === 200),
+    ]);
+  } catch (error) {
+    await Promise.all(children.map(stopProcess));
+    throw error;
+  }
+
+  project.provide('temporalAddress', temporalAddress);
+  project.provide('s3Endpoint', s3Endpoint);
+
+  return async () => {
+    await Promise.all(children.map(stopProcess));
+    await rm(scratch, { recursive: true, force: true });
+  };
+}
