@@ -1,0 +1,128 @@
+import { Command, Option } from 'commander';
+import { ConfigError, loadControlPlaneConfig, type ControlPlaneConfig } from '../config/env.ts';
+import { createLogger } from '../logging/logger.ts';
+import { openAppContext } from '../runtime/bootstrap.ts';
+import { callControlSocket, ControlSocketUnavailable } from '../runtime/control-socket.ts';
+import { startService } from '../runtime/start-service.ts';
+import { loadDevIdentityKeys, mintDevIdToken } from '../services/dev-identity.ts';
+import { runOperatorCommand, type OperatorCommandName } from './operator-commands.ts';
+
+const program = new Command('petsing')
+  .description('Operate petsing: start the service or its parts, migrate, and manage users, keys and credits.')
+  .addOption(new Option('--json', 'print machine-readable JSON'))
+  .showHelpAfterError();
+
+let cachedConfig: ControlPlaneConfig | undefined;
+function config(): ControlPlaneConfig {
+  cachedConfig ??= loadControlPlaneConfig(process.env);
+  return cachedConfig;
+}
+
+function print(result: Record<string, unknown>, human: string): void {
+  console.log(program.opts<{ json?: boolean }>().json ? JSON.stringify(result) : human);
+}
+
+/** Runs an operator command against the database: through the running embedded service if there is one. */
+async function operate(name: OperatorCommandName, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const settings = config();
+  if (settings.embedded.database) {
+    try {
+      return (await callControlSocket(settings.dataDir, name, input)) as Record<string, unknown>;
+    } catch (error) {
+      if (!(error instanceof ControlSocketUnavailable)) throw error;
+    }
+  }
+  const context = await openAppContext(settings, createLogger('warn', 'petsing-cli'));
+  try {
+    return (await runOperatorCommand(context, name, input)) as Record<string, unknown>;
+  } finally {
+    await context.close();
+  }
+}
+
+program
+  .command('start')
+  .description('start the whole service: API, websocket, Temporal (embedded unless TEMPORAL_ADDRESS is set) and workers')
+  .action(async () => {
+    const settings = config();
+    const logger = createLogger(settings.env.LOG_LEVEL);
+    const started = await startService(settings, logger);
+    started.lifecycle.exitOnSignals();
+    console.log(
+      [
+        `petsing is running`,
+        `  API:         ${started.apiUrl}`,
+        `  WebSocket:   ${started.wsUrl}`,
+        `  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`,
+        `  Data:        ${settings.dataDir}`,
+      ].join('\n'),
+    );
+  });
+
+program
+  .command('migrate')
+  .description('apply database migrations')
+  .action(async () => {
+    await operate('migrate', {});
+    print({ migrated: true }, 'Database is up to date.');
+  });
+
+const users = program.command('users').description('manage users');
+users
+  .command('create')
+  .requiredOption('--email <email>', 'email address')
+  .action(async (options: { email: string }) => {
+    const user = await operate('users.create', { email: options.email });
+    print(user, `Created user ${String(user.id)} <${String(user.email)}>`);
+  });
+
+const apiKeys = program.command('api-keys').description('manage API keys');
+apiKeys
+  .command('create')
+  .requiredOption('--user <id|email>', 'the owner, by user id or email')
+  .requiredOption('--scopes <scopes>', 'videos:read or videos:read,videos:write')
+  .option('--name <name>', 'a label to recognise the key by')
+  .action(async (options: { user: string; scopes: string; name?: string }) => {
+    const created = await operate('api-keys.create', { ...options });
+    print(
+      created,
+      `${String(created.key)}\n\nThis key is shown once and cannot be recovered. Scopes: ${(created.scopes as string[]).join(', ')}`,
+    );
+  });
+
+const credits = program.command('credits').description('manage API credits');
+credits
+  .command('grant')
+  .requiredOption('--user <id|email>', 'the recipient, by user id or email')
+  .requiredOption('--amount <n>', 'how many credits')
+  .action(async (options: { user: string; amount: string }) => {
+    const granted = await operate('credits.grant', options);
+    print(granted, `Granted ${String(granted.granted)} credits; balance is now ${String(granted.balance)}.`);
+  });
+
+program
+  .command('dev-token')
+  .description('mint an ID token from the built-in development identity provider')
+  .requiredOption('--email <email>', 'the signed-in person')
+  .action(async (options: { email: string }) => {
+    const settings = config();
+    if (settings.externalIdentityProvider) {
+      throw new Error('An external identity provider is configured (OIDC_*); the API does not trust development tokens.');
+    }
+    const token = await mintDevIdToken(await loadDevIdentityKeys(settings.dataDir), {
+      baseUrl: settings.baseUrl,
+      email: options.email,
+    });
+    print({ id_token: token }, token);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(78);
+  }
+  console.error(`petsing: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import type { Scope } from '../db/schema.ts';
+import type { AppContext } from '../runtime/app-context.ts';
+
+const scopesArgument = z
+  .string()
+  .transform((value) => value.split(',').map((scope) => scope.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(['videos:read', 'videos:write'])).min(1, 'give at least one scope'));
+
+/**
+ * Operator commands that touch the database. The CLI runs them in-process, or — when the embedded
+ * service already holds the single-process PGlite database — sends them to it over DATA_DIR/control.sock.
+ */
+export const operatorCommands = {
+  'users.create': {
+    input: z.object({ email: z.string() }),
+    run: async (context: AppContext, input: { email: string }) => {
+      const user = await context.services.users.create({ email: input.email });
+      return { id: user.id, email: user.email, created_at: user.created_at.toISOString() };
+    },
+  },
+  'api-keys.create': {
+    input: z.object({ user: z.string().min(1), scopes: scopesArgument, name: z.string().max(100).optional() }),
+    run: async (context: AppContext, input: { user: string; scopes: Scope[]; name?: string | undefined }) => {
+      const user = await context.services.users.resolve(input.user);
+      const { key, record } = await context.services.apiKeys.create({
+        userId: user.id,
+        scopes: input.scopes,
+        ...(input.name ? { name: input.name } : {}),
+      });
+      return { key, id: record.id, user_id: user.id, display_prefix: record.display_prefix, scopes: record.scopes };
+    },
+  },
+  'credits.grant': {
+    input: z.object({ user: z.string().min(1), amount: z.coerce.number().int() }),
+    run: async (context: AppContext, input: { user: string; amount: number }) => {
+      const user = await context.services.users.resolve(input.user);
+      const { balance } = await context.services.credits.grant(user.id, input.amount);
+      return { user_id: user.id, granted: input.amount, balance };
+    },
+  },
+  migrate: {
+    input: z.object({}),
+    run: async () => ({ migrated: true }),
+  },
+} as const;
+
+export type OperatorCommandName = keyof typeof operatorCommands;
+
+export async function runOperatorCommand(context: AppContext, name: string, rawInput: unknown): Promise<unknown> {
+  if (!Object.hasOwn(operatorCommands, name)) throw new Error(`Unknown operator command ${name}`);
+  const command = operatorCommands[name as OperatorCommandName];
+  const input = command.input.parse(rawInput);
+  return (command.run as (context: AppContext, input: unknown) => Promise<unknown>)(context, input);
+}

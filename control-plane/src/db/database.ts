@@ -1,0 +1,54 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect, type MigrationResultSet } from 'kysely';
+import pg from 'pg';
+import { migrations } from './migrations/index.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema.ts';
+
+export type DatabaseHandle = {
+  db: Kysely<Database>;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+};
+
+// node-postgres returns bigint (int8) and numeric as strings; our integers fit comfortably in a JS number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+export async function openPostgres(connectionString: string, poolSize = 10): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({ connectionString, max: poolSize });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+/** The embedded database: PGlite persisted under DATA_DIR/postgres. It admits one process at a time. */
+export async function openPGlite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  let directory: string | undefined;
+  if (dataDir) {
+    directory = join(dataDir, 'postgres');
+    await mkdir(directory, { recursive: true });
+  }
+  const pglite = await PGlite.create(directory ? { dataDir: directory } : {});
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}
+
+export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(result.error)}`, {
+      cause: result.error,
+    });
+  }
+  return result;
+}

@@ -1,0 +1,176 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Kysely's view of the schema built by the migrations in ./migrations. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type SubscriptionStatus = 'none' | 'active' | 'trialing' | 'past_due' | 'canceled' | 'unpaid' | 'incomplete';
+export type VideoStatus = 'pending' | 'processing' | 'completed' | 'failed';
+export type VideoOrigin = 'web' | 'api';
+export type VideoPayment = 'api_credit' | 'free_credit' | 'subscription';
+export type LedgerReason = 'purchase' | 'video_create' | 'refund' | 'grant';
+export type Scope = 'videos:read' | 'videos:write';
+
+export interface UsersTable {
+  id: Generated<string>;
+  identity_subject: string | null;
+  email: string;
+  email_opt_out: Generated<boolean>;
+  unsubscribe_token_hash: string;
+  subscription_status: Generated<SubscriptionStatus>;
+  subscription_id: string | null;
+  subscription_plan: 'weekly' | 'annual' | null;
+  subscription_current_period_end: NullableTimestamp;
+  subscription_cancel_at_period_end: Generated<boolean>;
+  subscription_updated_at: NullableTimestamp;
+  payment_customer_id: string | null;
+  free_credits: Generated<number>;
+  free_credits_month: ColumnType<Date, Date | string | undefined, Date | string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TemplatesTable {
+  id: number;
+  name: string;
+  description: Generated<string>;
+  audio_key: string;
+  audio_duration_ms: number;
+  preview_image_key: string | null;
+  preview_video_key: string | null;
+  created_at: Timestamp;
+}
+
+export interface VideosTable {
+  id: Generated<string>;
+  user_id: string;
+  origin: VideoOrigin;
+  payment: VideoPayment;
+  template_id: number | null;
+  status: VideoStatus;
+  progress: Generated<number>;
+  image_key: string | null;
+  audio_key: string | null;
+  output_key: string | null;
+  thumbnail_key: string | null;
+  has_watermark: boolean;
+  failure_code: string | null;
+  failure_reason: string | null;
+  workflow_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: NullableTimestamp;
+}
+
+export interface CreditBalancesTable {
+  user_id: string;
+  balance: Generated<number>;
+}
+
+export interface CreditLedgerTable {
+  id: Generated<string>;
+  user_id: string;
+  delta: number;
+  reason: LedgerReason;
+  video_id: string | null;
+  idempotency_key: string | null;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  user_id: string;
+  name: Generated<string>;
+  display_prefix: string;
+  key_hash: string;
+  scopes: Scope[];
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface OauthClientsTable {
+  id: string;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  token_endpoint_auth_method: Generated<string>;
+  client_secret_hash: string | null;
+  metadata: Generated<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface OauthAuthorizationCodesTable {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  scopes: Scope[];
+  code_challenge: string;
+  code_challenge_method: 'S256';
+  resource: string | null;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface OauthTokensTable {
+  id: Generated<string>;
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  client_id: string;
+  user_id: string;
+  scopes: Scope[];
+  family_id: string;
+  authorization_code_hash: string | null;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface PaymentEventsTable {
+  id: string;
+  type: string;
+  object_created_at: Timestamp;
+  processed_at: Timestamp;
+}
+
+export interface EmailOutboxTable {
+  id: Generated<string>;
+  user_id: string | null;
+  dedupe_key: string;
+  kind: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  headers: Generated<Record<string, string>>;
+  status: Generated<'pending' | 'sent' | 'failed'>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_at: Timestamp;
+  sent_at: NullableTimestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  templates: TemplatesTable;
+  videos: VideosTable;
+  credit_balances: CreditBalancesTable;
+  credit_ledger: CreditLedgerTable;
+  api_keys: ApiKeysTable;
+  oauth_clients: OauthClientsTable;
+  oauth_authorization_codes: OauthAuthorizationCodesTable;
+  oauth_tokens: OauthTokensTable;
+  payment_events: PaymentEventsTable;
+  email_outbox: EmailOutboxTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type Template = Selectable<TemplatesTable>;
+export type Video = Selectable<VideosTable>;
+export type NewVideo = Insertable<VideosTable>;
+export type LedgerEntry = Selectable<CreditLedgerTable>;
+export type ApiKey = Selectable<ApiKeysTable>;

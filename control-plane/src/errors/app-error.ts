@@ -1,0 +1,42 @@
+/**
+ * Expected failures, typed with their HTTP status and a stable machine-readable code. Services throw
+ * these; the HTTP layer maps every one of them in a single place (http/error-handler.ts).
+ */
+export const errorCatalog = {
+  invalid_request: { status: 400, title: 'Invalid request', hint: 'Check the request against /openapi.json and fix the fields named in the message.' },
+  malformed_json: { status: 400, title: 'Malformed JSON', hint: 'Send a syntactically valid JSON body with Content-Type: application/json.' },
+  unauthorized: { status: 401, title: 'Missing or invalid credential', hint: 'Send Authorization: Bearer <credential>; create an API key on the dashboard or sign in again.' },
+  forbidden: { status: 403, title: 'Missing scope', hint: 'Use a credential that carries the scope this operation needs (videos:write for writes).' },
+  not_found: { status: 404, title: 'Not found', hint: 'Check the id or path; list endpoints show what exists for your account.' },
+  conflict: { status: 409, title: 'Conflict', hint: 'The resource already exists or changed meanwhile; fetch it and retry if needed.' },
+  payload_too_large: { status: 413, title: 'Payload too large', hint: 'Send a smaller body; the limits are listed in the documentation.' },
+  insufficient_credits: { status: 402, title: 'Not enough credits', hint: 'Buy a credit pack, then retry; GET /v1/credits shows your balance.' },
+  rate_limited: { status: 429, title: 'Rate limit exceeded', hint: 'Wait the number of seconds in the Retry-After header, then retry.' },
+  download_link_invalid: { status: 403, title: 'Download link invalid or expired', hint: 'Request a fresh link by fetching the video again; links expire.' },
+  internal_error: { status: 500, title: 'Internal error', hint: 'Retry later; if it persists, contact support with the X-Request-Id header value.' },
+  service_unavailable: { status: 503, title: 'Temporarily unavailable', hint: 'Retry in a few seconds.' },
+} as const satisfies Record<string, { status: number; title: string; hint: string }>;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly hint: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { hint?: string; status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.status = options.status ?? errorCatalog[code].status;
+    this.hint = options.hint ?? errorCatalog[code].hint;
+    this.headers = options.headers ?? {};
+  }
+
+  readonly headers: Record<string, string>;
+}
+
+export const notFound = (what: string) => new AppError('not_found', `${what} was not found.`);
+export const invalidRequest = (message: string, hint?: string) => new AppError('invalid_request', message, hint ? { hint } : {});

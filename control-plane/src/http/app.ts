@@ -1,0 +1,26 @@
+import express, { type Express } from 'express';
+import type { AppContext } from '../runtime/app-context.ts';
+import { errorHandler, notFoundHandler } from './errors.ts';
+import { requestLogging } from './request-logging.ts';
+import { filesRoutes } from './routes/files.routes.ts';
+import { openApiContributors } from './routes/index.ts';
+import { publicApiRoutes } from './routes/public-api.routes.ts';
+import { serviceRoutes } from './routes/service.routes.ts';
+
+const JSON_BODY_LIMIT = '100kb';
+
+export function createApp(context: AppContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', context.config.env.TRUST_PROXY);
+  app.use(requestLogging(context.logger));
+  app.use(express.json({ limit: JSON_BODY_LIMIT }));
+
+  app.use(serviceRoutes(context, openApiContributors));
+  app.use(filesRoutes(context));
+  app.use('/v1', publicApiRoutes(context));
+
+  app.use(notFoundHandler());
+  app.use(errorHandler(context.config.baseUrl));
+  return app;
+}

@@ -1,0 +1,78 @@
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { ObjectNotFoundError } from '@petsing/workflows/storage';
+import { z } from 'zod';
+import { AppError, errorCatalog, type ErrorCode } from '../errors/app-error.ts';
+import type { ErrorResponseBody } from './schemas/common.schemas.ts';
+
+export function errorDocumentationUrl(baseUrl: string, code: string): string {
+  return `${baseUrl}/docs/errors#${code}`;
+}
+
+export function errorBody(baseUrl: string, error: AppError): ErrorResponseBody {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      status: error.status,
+      hint: error.hint,
+      documentation_url: errorDocumentationUrl(baseUrl, error.code),
+    },
+    message: error.message,
+  };
+}
+
+export function sendError(res: Response, baseUrl: string, error: AppError): void {
+  res.set(error.headers);
+  res.status(error.status).json(errorBody(baseUrl, error));
+}
+
+/** Turns a zod failure into one readable sentence naming each offending field. */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .join('; ');
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (req, _res, next) => {
+    next(new AppError('not_found', `No route for ${req.method} ${req.path}.`, { hint: 'See /openapi.json for the available endpoints.' }));
+  };
+}
+
+type BodyParserError = Error & { type?: string; status?: number; expose?: boolean };
+
+/** The one place where every error becomes JSON in the shared shape. Stack traces never leave the process. */
+export function errorHandler(baseUrl: string): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) {
+      req.log?.error({ err: error }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, baseUrl, appError);
+  };
+}
+
+function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof ObjectNotFoundError) return new AppError('not_found', 'The requested file was not found.');
+  if (error instanceof z.ZodError) return new AppError('invalid_request', describeZodError(error));
+  const parserError = error as BodyParserError;
+  switch (parserError?.type) {
+    case 'entity.parse.failed':
+      return new AppError('malformed_json', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('invalid_request', parserError.message, { status: 415 });
+  }
+  if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500 && parserError.expose) {
+    const code: ErrorCode = parserError.status === 413 ? 'payload_too_large' : 'invalid_request';
+    return new AppError(code, parserError.message, { status: parserError.status });
+  }
+  return new AppError('internal_error', errorCatalog.internal_error.title + '.');
+}

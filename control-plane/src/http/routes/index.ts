@@ -1,0 +1,6 @@
+import type { OpenApiContributor } from '../openapi.ts';
+import { registerPublicApiPaths } from './public-api.routes.ts';
+import { registerServicePaths } from './service.routes.ts';
+
+/** Every route module's OpenAPI paths; /openapi.json is built from these and the same zod schemas. */
+export const openApiContributors: OpenApiContributor[] = [registerServicePaths, registerPublicApiPaths];

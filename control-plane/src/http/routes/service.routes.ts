@@ -1,0 +1,124 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Template as TemplateRow } from '../../db/schema.ts';
+import { notFound } from '../../errors/app-error.ts';
+import { versionsDocument } from '../../services/api-versions.ts';
+import { templateAssets, type TemplateAsset } from '../../services/template.service.ts';
+import type { AppContext } from '../../runtime/app-context.ts';
+import { buildOpenApiDocument, errorResponses, jsonResponse, type OpenAPIRegistry, type OpenApiContributor } from '../openapi.ts';
+import { ServiceIndex, TemplateArray, VersionsDocument } from '../schemas/service.schemas.ts';
+import { parseParams } from '../validation.ts';
+import { renderDocsPage, renderErrorDocsPage } from '../docs-page.ts';
+
+/** Endpoints that need no credentials, as listed by the service index. */
+export const PUBLIC_ENDPOINTS = [
+  'GET /',
+  'GET /openapi.json',
+  'GET /health',
+  'GET /templates',
+  'GET /subscription/pricing',
+  'GET /versions',
+  'GET /email/unsubscribe',
+  'POST /email/unsubscribe',
+];
+
+export function templateMediaUrl(baseUrl: string, template: TemplateRow, asset: TemplateAsset): string | null {
+  const present = asset === 'audio' || (asset === 'preview-image' ? template.preview_image_key : template.preview_video_key);
+  return present ? `${baseUrl}/media/templates/${template.id}/${asset}` : null;
+}
+
+export function serviceRoutes(context: AppContext, openApiContributors: OpenApiContributor[]): Router {
+  const { baseUrl, siteUrl, wsUrl } = context.config;
+  const router = Router();
+  let openApiDocument: unknown;
+
+  router.get('/', (_req, res) => {
+    res.json(
+      ServiceIndex.parse({
+        name: 'petsing',
+        description: 'Turns a photo of a pet plus audio into a lip-synced singing video.',
+        specification_url: `${baseUrl}/openapi.json`,
+        documentation_url: `${baseUrl}/docs`,
+        api_base_url: `${baseUrl}/v1`,
+        versions_url: `${baseUrl}/versions`,
+        websocket_url: wsUrl,
+        mcp_url: `${baseUrl}/mcp`,
+        public_endpoints: PUBLIC_ENDPOINTS,
+      }),
+    );
+  });
+
+  router.get('/health', (_req, res) => {
+    res.type('text/html').send('OK');
+  });
+
+  router.get('/versions', (_req, res) => {
+    res.json(versionsDocument(baseUrl, context.apiVersions));
+  });
+
+  router.get('/openapi.json', (_req, res) => {
+    openApiDocument ??= buildOpenApiDocument(baseUrl, siteUrl, openApiContributors);
+    res.json(openApiDocument);
+  });
+
+  router.get('/docs', (_req, res) => {
+    res.type('text/html').send(renderDocsPage(context.config));
+  });
+
+  router.get('/docs/errors', (_req, res) => {
+    res.type('text/html').send(renderErrorDocsPage());
+  });
+
+  router.get('/templates', async (_req, res) => {
+    const templates = await context.services.templates.list();
+    res.set('Cache-Control', 'public, max-age=3600');
+    res.json(
+      templates.map((template) => ({
+        id: String(template.id),
+        name: template.name,
+        description: template.description,
+        duration_seconds: template.audio_duration_ms / 1000,
+        audio_url: templateMediaUrl(baseUrl, template, 'audio'),
+        preview_image_url: templateMediaUrl(baseUrl, template, 'preview-image'),
+        preview_video_url: templateMediaUrl(baseUrl, template, 'preview-video'),
+      })),
+    );
+  });
+
+  const mediaParams = z.object({ id: z.string(), asset: z.enum(templateAssets) });
+  router.get('/media/templates/:id/:asset', async (req, res) => {
+    const { id, asset } = parseParams(mediaParams, req);
+    const template = await context.services.templates.find(id);
+    const key = template && context.services.templates.assetKey(template, asset);
+    if (!key) throw notFound(`Template media ${id}/${asset}`);
+    const object = await context.objectStore.get(key);
+    res.set({ 'Content-Type': object.contentType, 'Content-Length': String(object.bytes), 'Cache-Control': 'public, max-age=86400' });
+    object.body.pipe(res);
+  });
+
+  return router;
+}
+
+export function registerServicePaths(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get', path: '/', security: [], tags: ['service'], operationId: 'getServiceIndex', summary: 'Service index',
+    responses: { 200: jsonResponse('Where to find the specification, documentation and credential-free endpoints.', ServiceIndex) },
+  });
+  registry.registerPath({
+    method: 'get', path: '/health', security: [], tags: ['service'], operationId: 'getHealth', summary: 'Liveness check',
+    responses: { 200: { description: 'The literal text OK.', content: { 'text/html': { schema: z.literal('OK') } } } },
+  });
+  registry.registerPath({
+    method: 'get', path: '/versions', security: [], tags: ['service'], operationId: 'getVersions', summary: 'API versions and the versioning policy',
+    responses: { 200: jsonResponse('Every version with its dates, and the policy.', VersionsDocument) },
+  });
+  registry.registerPath({
+    method: 'get', path: '/openapi.json', security: [], tags: ['service'], operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3.1 document',
+    responses: { 200: { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: z.object({}).loose() } } } },
+  });
+  registry.registerPath({
+    method: 'get', path: '/templates', security: [], tags: ['service'], operationId: 'listTemplates', summary: 'Song templates, oldest id first',
+    description: 'Cacheable for one hour.',
+    responses: { 200: jsonResponse('Every template.', TemplateArray), ...errorResponses('internal_error') },
+  });
+}

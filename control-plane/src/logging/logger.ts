@@ -1,0 +1,32 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Structured JSON logs. Credentials never reach a log line: authorization headers, cookies, tokens
+ * and keys are redacted wherever they appear in a logged object.
+ */
+export function createLogger(level: string, name = 'petsing'): Logger {
+  return pino({
+    name,
+    level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["stripe-signature"]',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.token',
+        '*.apiKey',
+        '*.api_key',
+        '*.secret',
+        '*.access_token',
+        '*.refresh_token',
+        '*.client_secret',
+        '*.code_verifier',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,77 @@
+import type { ObjectStore } from '@petsing/workflows/storage';
+import type { Template } from '../db/schema.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { TemplateRepository } from '../repositories/template.repository.ts';
+import { templateCatalog } from '../templates/template-catalog.ts';
+import { buildTemplateAssets } from '../templates/template-assets.ts';
+
+export const templateAssets = ['audio', 'preview-image', 'preview-video'] as const;
+export type TemplateAsset = (typeof templateAssets)[number];
+
+export const templateObjectKeys = (id: number) => ({
+  audio: `templates/${id}/song.mp3`,
+  previewImage: `templates/${id}/preview.png`,
+  previewVideo: `templates/${id}/preview.mp4`,
+});
+
+export class TemplateService {
+  constructor(
+    private readonly templates: TemplateRepository,
+    private readonly objects: ObjectStore,
+  ) {}
+
+  list(): Promise<Template[]> {
+    return this.templates.listOldestFirst();
+  }
+
+  /** Looks a template up by its public id, a numeric string. */
+  async find(publicId: string): Promise<Template | undefined> {
+    if (!/^[1-9][0-9]{0,8}$/.test(publicId)) return undefined;
+    return this.templates.findById(Number(publicId));
+  }
+
+  assetKey(template: Template, asset: TemplateAsset): string | null {
+    switch (asset) {
+      case 'audio':
+        return template.audio_key;
+      case 'preview-image':
+        return template.preview_image_key;
+      case 'preview-video':
+        return template.preview_video_key;
+    }
+  }
+
+  /**
+   * Makes sure every catalogue template exists with its audio and preview still. Idempotent: a template
+   * whose row and objects are already there is left alone, so restarts are cheap.
+   */
+  async seed(logger: Logger): Promise<{ created: number; kept: number }> {
+    let created = 0;
+    for (const definition of templateCatalog) {
+      const id = Number(definition.id);
+      const keys = templateObjectKeys(id);
+      const existing = await this.templates.findById(id);
+      if (
+        existing?.name === definition.name &&
+        (await this.objects.exists(keys.audio)) &&
+        (await this.objects.exists(keys.previewImage))
+      ) {
+        continue;
+      }
+      const assets = await buildTemplateAssets(definition);
+      await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
+      await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
+      await this.templates.upsert({
+        id,
+        name: definition.name,
+        description: definition.description,
+        audio_key: keys.audio,
+        audio_duration_ms: Math.round(assets.durationSeconds * 1000),
+        preview_image_key: keys.previewImage,
+      });
+      created++;
+      logger.info({ templateId: definition.id, name: definition.name }, 'seeded template');
+    }
+    return { created, kept: templateCatalog.length - created };
+  }
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { AppError, notFound } from '../errors/app-error.ts';
+import { hasSqlState, sqlState } from '../db/errors.ts';
+import type { User } from '../db/schema.ts';
+import type { UserRepository } from '../repositories/user.repository.ts';
+import { hashSecret, randomToken } from './secrets.ts';
+
+const uuid = z.uuid();
+export const emailSchema = z.email().max(320);
+
+export class UserService {
+  constructor(private readonly users: UserRepository) {}
+
+  async create(input: { email: string; identitySubject?: string }): Promise<User> {
+    const email = emailSchema.parse(input.email.trim());
+    try {
+      return await this.users.create({
+        email,
+        identity_subject: input.identitySubject ?? null,
+        // The raw unsubscribe token goes into emails only; looking it up needs just its digest.
+        unsubscribe_token_hash: hashSecret(randomToken()),
+      });
+    } catch (error) {
+      if (hasSqlState(error, sqlState.uniqueViolation)) {
+        throw new AppError('conflict', `A user with email ${email} already exists.`, {
+          hint: 'Refer to the existing user by id or email.',
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** Resolves an operator's `--user` argument, which may be a user id or an email address. */
+  async resolve(idOrEmail: string): Promise<User> {
+    const user = uuid.safeParse(idOrEmail).success
+      ? await this.users.findById(idOrEmail)
+      : await this.users.findByEmail(idOrEmail.trim());
+    if (!user) throw notFound(`User ${idOrEmail}`);
+    return user;
+  }
+
+  async findById(id: string): Promise<User | undefined> {
+    return this.users.findById(id);
+  }
+}

@@ -1,0 +1,319 @@
+import type { ChordSymbol, PitchName, TemplateDefinition } from './template-catalog.ts';
+
+/** Silence before the first note, so the video opens on a closed mouth. */
+export const leadInSeconds = 0.3;
+/** Silence after the song, so the video ends on a closed mouth. */
+export const tailSeconds = 0.5;
+
+export interface TimedNote {
+  pitch: PitchName | 'rest';
+  startBeat: number;
+  beats: number;
+  startSeconds: number;
+  durationSeconds: number;
+}
+
+export interface SynthesisOptions {
+  sampleRate?: number;
+}
+
+const semitoneOfLetter: Record<string, number> = { C: 0, D: 2, E: 4, F: 5, G: 7, A: 9, B: 11 };
+
+function parsePitchClass(letter: string, accidental: string): number {
+  const base = semitoneOfLetter[letter];
+  if (base === undefined) throw new Error(`Unknown note letter: ${letter}`);
+  return base + (accidental === '#' ? 1 : accidental === 'b' ? -1 : 0);
+}
+
+/** MIDI note number (60 = middle C). */
+function midiOfPitch(pitch: PitchName): number {
+  const match = /^([A-G])(#|b)?(\d)$/.exec(pitch);
+  if (!match) throw new Error(`Invalid pitch: ${pitch}`);
+  return 12 * (Number(match[3]) + 1) + parsePitchClass(match[1] ?? '', match[2] ?? '');
+}
+
+function frequencyOfMidi(midi: number): number {
+  return 440 * 2 ** ((midi - 69) / 12);
+}
+
+export function noteFrequency(pitch: PitchName): number {
+  return frequencyOfMidi(midiOfPitch(pitch));
+}
+
+function parseChord(chord: ChordSymbol): { rootPitchClass: number; intervals: readonly number[] } {
+  const match = /^([A-G])(#|b)?(m|7)?$/.exec(chord);
+  if (!match) throw new Error(`Invalid chord: ${chord}`);
+  const rootPitchClass = (parsePitchClass(match[1] ?? '', match[2] ?? '') + 12) % 12;
+  const quality = match[3];
+  const intervals = quality === 'm' ? [0, 3, 7] : quality === '7' ? [0, 4, 7, 10] : [0, 4, 7];
+  return { rootPitchClass, intervals };
+}
+
+/** The lowest MIDI note at or above `floor` with the given pitch class. */
+function placeAbove(pitchClass: number, floor: number): number {
+  return floor + ((((pitchClass - floor) % 12) + 12) % 12);
+}
+
+function secondsPerBeat(def: TemplateDefinition): number {
+  return 60 / def.tempoBpm;
+}
+
+function totalBeats(def: TemplateDefinition): number {
+  return def.notes.reduce((sum, [, beats]) => sum + beats, 0);
+}
+
+export function melodyTimeline(def: TemplateDefinition): TimedNote[] {
+  const beatSeconds = secondsPerBeat(def);
+  let beat = 0;
+  return def.notes.map(([pitch, beats]) => {
+    const note = {
+      pitch,
+      startBeat: beat,
+      beats,
+      startSeconds: leadInSeconds + beat * beatSeconds,
+      durationSeconds: beats * beatSeconds,
+    };
+    beat += beats;
+    return note;
+  });
+}
+
+export function templateDurationSeconds(def: TemplateDefinition): number {
+  return leadInSeconds + totalBeats(def) * secondsPerBeat(def) + tailSeconds;
+}
+
+interface Formant {
+  frequency: number;
+  bandwidth: number;
+  gain: number;
+}
+
+// Two vowel shapes: each note glides from a rounded "oo" to an open "ah" and back, like singing
+// "wah", which gives the lip-sync model a clear open/close cycle per syllable.
+const closedVowel: readonly Formant[] = [
+  { frequency: 320, bandwidth: 90, gain: 1 },
+  { frequency: 800, bandwidth: 120, gain: 0.45 },
+  { frequency: 2300, bandwidth: 220, gain: 0.12 },
+];
+const openVowel: readonly Formant[] = [
+  { frequency: 750, bandwidth: 130, gain: 1 },
+  { frequency: 1150, bandwidth: 160, gain: 0.55 },
+  { frequency: 2600, bandwidth: 250, gain: 0.2 },
+];
+
+const highestHarmonicHz = 5000;
+const maxHarmonics = 40;
+const controlBlockSamples = 32;
+const vibratoRateHz = 5.5;
+const vibratoDepth = 0.01;
+const voiceGain = 0.5;
+
+/** Harmonic amplitudes (index 1..count) for a vowel `openness` in [0, 1], normalised to unit energy. */
+function harmonicAmplitudes(fundamental: number, openness: number, into: Float64Array): void {
+  let energy = 0;
+  for (let k = 1; k < into.length; k += 1) {
+    const frequency = k * fundamental;
+    let resonance = 0.2;
+    for (let i = 0; i < openVowel.length; i += 1) {
+      const open = openVowel[i]!;
+      const closed = closedVowel[i]!;
+      const centre = closed.frequency + (open.frequency - closed.frequency) * openness;
+      const halfWidth = (closed.bandwidth + (open.bandwidth - closed.bandwidth) * openness) / 2;
+      const gain = closed.gain + (open.gain - closed.gain) * openness;
+      const offset = (frequency - centre) / halfWidth;
+      resonance += gain / (1 + offset * offset);
+    }
+    const amplitude = resonance / k ** 1.1;
+    into[k] = amplitude;
+    energy += amplitude * amplitude;
+  }
+  const scale = 1 / Math.sqrt(energy);
+  for (let k = 1; k < into.length; k += 1) into[k] = into[k]! * scale;
+}
+
+function smoothStep(x: number): number {
+  const clamped = Math.min(1, Math.max(0, x));
+  return clamped * clamped * (3 - 2 * clamped);
+}
+
+function singNote(out: Float32Array, startSample: number, lengthSamples: number, fundamental: number, loudness: number, sampleRate: number): void {
+  const lengthSeconds = lengthSamples / sampleRate;
+  const attack = Math.min(0.03, lengthSeconds * 0.25);
+  const release = Math.min(0.08, lengthSeconds * 0.3);
+  const releaseStart = lengthSeconds - release;
+  const harmonicCount = Math.max(1, Math.min(maxHarmonics, Math.floor(highestHarmonicHz / fundamental)));
+
+  const opennessAt = (t: number): number => smoothStep(t / 0.09) * (1 - 0.7 * smoothStep((t - releaseStart) / release));
+  const envelopeAt = (t: number): number => {
+    const rise = t < attack ? 0.5 - 0.5 * Math.cos((Math.PI * t) / attack) : 1;
+    const settle = 1 - 0.12 * (1 - Math.exp(-Math.max(0, t - attack) / 0.3));
+    const fall = t > releaseStart ? 0.5 + 0.5 * Math.cos((Math.PI * (t - releaseStart)) / release) : 1;
+    return rise * settle * fall;
+  };
+
+  let current = new Float64Array(harmonicCount + 1);
+  let next = new Float64Array(harmonicCount + 1);
+  harmonicAmplitudes(fundamental, opennessAt(0), current);
+  let phase = 0;
+  for (let blockStart = 0; blockStart < lengthSamples; blockStart += controlBlockSamples) {
+    const blockEnd = Math.min(lengthSamples, blockStart + controlBlockSamples);
+    harmonicAmplitudes(fundamental, opennessAt(blockEnd / sampleRate), next);
+    const blockLength = blockEnd - blockStart;
+    for (let n = blockStart; n < blockEnd; n += 1) {
+      const t = n / sampleRate;
+      // Singers land slightly flat and slide up, and vibrato only blooms once the note is held.
+      const scoop = 2 ** ((-0.4 / 12) * (1 - smoothStep(t / 0.06)));
+      const vibrato = 1 + vibratoDepth * smoothStep((t - 0.15) / 0.25) * Math.sin(2 * Math.PI * vibratoRateHz * t);
+      phase += (2 * Math.PI * fundamental * scoop * vibrato) / sampleRate;
+      if (phase > 2 * Math.PI) phase -= 2 * Math.PI;
+
+      // sin(k·phase) by the Chebyshev recurrence: one sin/cos per sample instead of one per harmonic.
+      const sine = Math.sin(phase);
+      const twoCos = 2 * Math.cos(phase);
+      const mix = (n - blockStart) / blockLength;
+      let previous = 0;
+      let harmonic = sine;
+      let sample = 0;
+      for (let k = 1; k <= harmonicCount; k += 1) {
+        const amplitude = current[k]! + (next[k]! - current[k]!) * mix;
+        sample += amplitude * harmonic;
+        const following = twoCos * harmonic - previous;
+        previous = harmonic;
+        harmonic = following;
+      }
+      const index = startSample + n;
+      out[index] = out[index]! + voiceGain * loudness * envelopeAt(t) * sample;
+    }
+    [current, next] = [next, current];
+  }
+}
+
+/** A soft, quickly decaying tone, like a muted piano or harp string. */
+function pluck(out: Float32Array, startSample: number, frequency: number, amplitude: number, decaySeconds: number, sampleRate: number): void {
+  const length = Math.min(out.length - startSample, Math.round(decaySeconds * 5 * sampleRate));
+  const step = (2 * Math.PI * frequency) / sampleRate;
+  for (let n = 0; n < length; n += 1) {
+    const t = n / sampleRate;
+    const phase = step * n;
+    const envelope = (1 - Math.exp(-t / 0.004)) * Math.exp(-t / decaySeconds);
+    const tone = Math.sin(phase) + 0.25 * Math.sin(2 * phase) + 0.08 * Math.sin(3 * phase);
+    const index = startSample + n;
+    out[index] = out[index]! + amplitude * envelope * tone;
+  }
+}
+
+function chordAt(def: TemplateDefinition, beat: number): ChordSymbol {
+  let chordStart = 0;
+  for (const [chord, beats] of def.chords) {
+    if (beat < chordStart + beats) return chord;
+    chordStart += beats;
+  }
+  throw new Error(`Template ${def.id} has no chord at beat ${beat}`);
+}
+
+/** Oom-pah: even pulses of a bar play the bass (root on the downbeat, fifth after), odd pulses the chord. */
+function accompany(def: TemplateDefinition, out: Float32Array, rests: readonly TimedNote[], sampleRate: number): void {
+  const beatSeconds = secondsPerBeat(def);
+  const pulsesPerBar = Math.round(def.beatsPerBar / def.pulseBeats);
+  const pulseCount = Math.round(totalBeats(def) / def.pulseBeats);
+  for (let pulse = 0; pulse < pulseCount; pulse += 1) {
+    const beat = pulse * def.pulseBeats;
+    if (rests.some((rest) => beat >= rest.startBeat && beat < rest.startBeat + rest.beats)) continue;
+    const { rootPitchClass, intervals } = parseChord(chordAt(def, beat));
+    const startSample = Math.round((leadInSeconds + beat * beatSeconds) * sampleRate);
+    const pulseInBar = pulse % pulsesPerBar;
+    if (pulseInBar % 2 === 0) {
+      const root = placeAbove(rootPitchClass, 36);
+      pluck(out, startSample, frequencyOfMidi(pulseInBar === 0 ? root : root + 7), 0.16, 0.6, sampleRate);
+    } else {
+      for (const interval of intervals) {
+        pluck(out, startSample, frequencyOfMidi(placeAbove(rootPitchClass + interval, 52)), 0.045, 0.35, sampleRate);
+      }
+    }
+  }
+}
+
+/**
+ * 1 while the melody sings, 0 during rests and after the song, so silences are near-silent and the
+ * pet's mouth closes.
+ */
+function silenceGate(silences: readonly { startSeconds: number; durationSeconds: number }[], length: number, sampleRate: number): Float32Array {
+  const gate = new Float32Array(length).fill(1);
+  const fadeOut = Math.round(0.03 * sampleRate);
+  const fadeIn = Math.round(0.01 * sampleRate);
+  for (const silence of silences) {
+    const start = Math.round(silence.startSeconds * sampleRate);
+    const end = Math.min(length, Math.round((silence.startSeconds + silence.durationSeconds) * sampleRate));
+    for (let n = start; n < end; n += 1) {
+      gate[n] = n - start < fadeOut ? Math.min(gate[n]!, 0.5 + 0.5 * Math.cos((Math.PI * (n - start)) / fadeOut)) : 0;
+    }
+    for (let n = end; n < Math.min(length, end + fadeIn); n += 1) {
+      gate[n] = Math.min(gate[n]!, 0.5 - 0.5 * Math.cos((Math.PI * (n - end)) / fadeIn));
+    }
+  }
+  return gate;
+}
+
+const peakLevel = 0.89;
+
+/** Mono PCM in [-1, 1]. Pure arithmetic with no randomness, so the output is identical on every run. */
+export function synthesizeMelody(def: TemplateDefinition, { sampleRate = 44100 }: SynthesisOptions = {}): Float32Array {
+  const chordBeats = def.chords.reduce((sum, [, beats]) => sum + beats, 0);
+  if (chordBeats !== totalBeats(def)) {
+    throw new Error(`Template ${def.id}: chords cover ${chordBeats} beats but the melody has ${totalBeats(def)}`);
+  }
+  const length = Math.round(templateDurationSeconds(def) * sampleRate);
+  const timeline = melodyTimeline(def);
+  const rests = timeline.filter((note) => note.pitch === 'rest');
+
+  const voice = new Float32Array(length);
+  for (const note of timeline) {
+    if (note.pitch === 'rest') continue;
+    // A short breath before the next note keeps repeated pitches audibly separate syllables.
+    const gapSeconds = Math.min(0.06, note.durationSeconds * 0.15);
+    const startSample = Math.round(note.startSeconds * sampleRate);
+    const lengthSamples = Math.round((note.durationSeconds - gapSeconds) * sampleRate);
+    const onDownbeat = note.startBeat % def.beatsPerBar === 0;
+    singNote(voice, startSample, lengthSamples, noteFrequency(note.pitch), onDownbeat ? 1 : 0.85, sampleRate);
+  }
+
+  const accompaniment = new Float32Array(length);
+  accompany(def, accompaniment, rests, sampleRate);
+  const songEndSeconds = templateDurationSeconds(def) - tailSeconds;
+  const gate = silenceGate([...rests, { startSeconds: songEndSeconds, durationSeconds: tailSeconds }], length, sampleRate);
+
+  const mix = new Float32Array(length);
+  let peak = 0;
+  for (let n = 0; n < length; n += 1) {
+    const sample = voice[n]! + accompaniment[n]! * gate[n]!;
+    mix[n] = sample;
+    peak = Math.max(peak, Math.abs(sample));
+  }
+  const scale = peak > 0 ? peakLevel / peak : 0;
+  for (let n = 0; n < length; n += 1) mix[n] = mix[n]! * scale;
+  return mix;
+}
+
+/** 16-bit little-endian mono PCM WAV. */
+export function encodeWav(pcm: Float32Array, sampleRate: number): Buffer {
+  const dataBytes = pcm.length * 2;
+  const wav = Buffer.alloc(44 + dataBytes);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + dataBytes, 4);
+  wav.write('WAVE', 8, 'ascii');
+  wav.write('fmt ', 12, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(dataBytes, 40);
+  for (let n = 0; n < pcm.length; n += 1) {
+    const clamped = Math.max(-1, Math.min(1, pcm[n]!));
+    wav.writeInt16LE(Math.round(clamped * 32767), 44 + n * 2);
+  }
+  return wav;
+}

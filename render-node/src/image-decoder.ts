@@ -1,0 +1,113 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { RenderError } from './errors.ts';
+import { runProcess } from './process-runner.ts';
+
+/** Packed 8-bit RGB, row-major. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Buffer;
+}
+
+export interface DecodedImage extends RgbImage {
+  format: string;
+  /** Pixel size of the file before orientation and downscaling. */
+  sourceWidth: number;
+  sourceHeight: number;
+  /** How it was decoded: libvips directly, or libheif's heif-convert for HEVC-coded HEIC. */
+  decoder: 'sharp' | 'heif-convert';
+}
+
+/** 50 megapixels: above any phone camera's default output, well below what would exhaust a render node. */
+export const MAX_INPUT_PIXELS = 50_000_000;
+export const MAX_INPUT_SIDE = 16_384;
+/** Working resolution: enough to crop a small pet out of a large photo and still fill a 720 px frame. */
+const WORKING_MAX_SIDE = 3072;
+/** Transparent cut-outs are flattened onto this neutral grey so the detector sees a plain background. */
+const FLATTEN_BACKGROUND = { r: 236, g: 236, b: 232 };
+
+const UNDECODABLE_HINT = 'Upload the photo again as JPEG, PNG, WebP or HEIC; the file looks damaged or incomplete.';
+
+function undecodable(detail: string, cause?: unknown): RenderError {
+  return new RenderError('image_undecodable', `the image cannot be decoded: ${detail}`, UNDECODABLE_HINT, { cause });
+}
+
+async function toWorkingRgb(input: string | Buffer, autoOrient: boolean): Promise<RgbImage> {
+  let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'warning' });
+  if (autoOrient) pipeline = pipeline.rotate();
+  const { data, info } = await pipeline
+    .resize({ width: WORKING_MAX_SIDE, height: WORKING_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    .flatten({ background: FLATTEN_BACKGROUND })
+    .toColourspace('srgb')
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 3) throw undecodable(`unexpected ${info.channels} channels after conversion`);
+  return { width: info.width, height: info.height, data };
+}
+
+/**
+ * sharp's prebuilt libvips reads HEIF containers but ships libheif without an HEVC decoder
+ * (only AV1/AVIF), so HEIC photos from phones go through heif-convert (Debian libheif-examples,
+ * which uses libde265). libheif applies the HEIF rotation boxes itself.
+ */
+async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
+  const dir = await mkdtemp(join(tmpdir(), 'petsing-heic-'));
+  try {
+    const target = join(dir, 'decoded.png');
+    const result = await runProcess('heif-convert', [path, target]).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') {
+        throw new RenderError('image_undecodable', 'HEIC photos need heif-convert (apt-get install libheif-examples) on the render node', 'Upload the photo as JPEG or PNG.', {
+          cause: error,
+          permanent: false,
+        });
+      }
+      throw error;
+    });
+    const written = (await readdir(dir)).filter((name) => name.endsWith('.png')).sort();
+    if (result.code !== 0 || written.length === 0) throw undecodable(`heif-convert failed: ${result.stderr.trim().split('\n').pop() ?? ''}`);
+    return await toWorkingRgb(join(dir, written[0]!), false);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function decodeImage(path: string): Promise<DecodedImage> {
+  let metadata: sharp.Metadata;
+  try {
+    metadata = await sharp(path, { limitInputPixels: false }).metadata();
+  } catch (error) {
+    throw undecodable((error as Error).message, error);
+  }
+  const { width, height, format } = metadata;
+  if (!width || !height) throw undecodable('no dimensions in the header');
+  // Refuse before decoding: a tiny file can declare a gigapixel canvas (a decompression bomb).
+  if (width * height > MAX_INPUT_PIXELS || width > MAX_INPUT_SIDE || height > MAX_INPUT_SIDE) {
+    throw new RenderError(
+      'image_too_large',
+      `the image is ${width}×${height} pixels; at most ${MAX_INPUT_PIXELS / 1e6} megapixels and ${MAX_INPUT_SIDE} px a side are accepted`,
+      'Resize the photo to at most about 7000×7000 pixels and upload it again.',
+    );
+  }
+  const isHevc = format === 'heif' && metadata.compression === 'hevc';
+  try {
+    const rgb = isHevc ? await decodeHeicWithHeifConvert(path) : await toWorkingRgb(path, true);
+    return { ...rgb, format: isHevc ? 'heic' : (format ?? 'unknown'), sourceWidth: width, sourceHeight: height, decoder: isHevc ? 'heif-convert' : 'sharp' };
+  } catch (error) {
+    if (error instanceof RenderError) throw error;
+    throw undecodable((error as Error).message, error);
+  }
+}
+
+/** Cuts a square out of an RGB image and scales it to `size` (the output frame). */
+export async function cropSquare(image: RgbImage, box: { left: number; top: number; side: number }, size: number): Promise<RgbImage> {
+  const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .extract({ left: box.left, top: box.top, width: box.side, height: box.side })
+    .resize(size, size, { kernel: 'lanczos3' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data };
+}

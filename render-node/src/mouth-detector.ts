@@ -1,0 +1,306 @@
+import type { RgbImage } from './image-decoder.ts';
+
+/**
+ * Where the pet's mouth is, in pixel coordinates of the image passed to the detector.
+ * `upperLipY` is where a generated mouth hangs from; `faceWidth` sets the crop scale.
+ */
+export interface MouthRegion {
+  centreX: number;
+  upperLipY: number;
+  faceWidth: number;
+  /** The whole pet (the largest foreground object), used to frame the output. */
+  subject: { left: number; top: number; width: number; height: number };
+  /** 0-1; below 0.5 the mouth position was estimated from the head shape alone. */
+  confidence: number;
+  method: string;
+}
+
+export interface MouthDetector {
+  readonly name: string;
+  /** null when no usable pet face is found. */
+  detect(image: RgbImage): Promise<MouthRegion | null>;
+}
+
+/** Why the default detector gave up, for the face_not_found hint and the doctor command. */
+export class DetectionFailure {
+  constructor(readonly reason: string) {}
+}
+
+const GRID_MAX_SIDE = 160;
+
+interface Grid {
+  width: number;
+  height: number;
+  scale: number; // image pixels per grid cell
+  rgb: Float32Array;
+  luma: Float32Array;
+}
+
+/** Box-averages the image down to at most 160 cells a side: fast, and it smooths fur texture. */
+function toGrid(image: RgbImage): Grid {
+  const scale = Math.max(1, Math.max(image.width, image.height) / GRID_MAX_SIDE);
+  const width = Math.max(1, Math.round(image.width / scale));
+  const height = Math.max(1, Math.round(image.height / scale));
+  const rgb = new Float32Array(width * height * 3);
+  const luma = new Float32Array(width * height);
+  for (let gy = 0; gy < height; gy++) {
+    const y0 = Math.floor((gy * image.height) / height);
+    const y1 = Math.max(y0 + 1, Math.floor(((gy + 1) * image.height) / height));
+    for (let gx = 0; gx < width; gx++) {
+      const x0 = Math.floor((gx * image.width) / width);
+      const x1 = Math.max(x0 + 1, Math.floor(((gx + 1) * image.width) / width));
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (let y = y0; y < y1; y++) {
+        let i = (y * image.width + x0) * 3;
+        for (let x = x0; x < x1; x++, i += 3) {
+          r += image.data[i]!;
+          g += image.data[i + 1]!;
+          b += image.data[i + 2]!;
+        }
+      }
+      const count = (y1 - y0) * (x1 - x0);
+      const cell = gy * width + gx;
+      rgb[cell * 3] = r / count;
+      rgb[cell * 3 + 1] = g / count;
+      rgb[cell * 3 + 2] = b / count;
+      luma[cell] = (0.299 * r + 0.587 * g + 0.114 * b) / count;
+    }
+  }
+  return { width, height, scale: image.width / width, rgb, luma };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Otsu's threshold over integer values 0-255. */
+function otsu(values: Float32Array): number {
+  const histogram = new Float64Array(256);
+  for (const v of values) histogram[Math.min(255, Math.max(0, Math.round(v)))]!++;
+  const total = values.length;
+  let sumAll = 0;
+  for (let i = 0; i < 256; i++) sumAll += i * histogram[i]!;
+  let weightBack = 0;
+  let sumBack = 0;
+  let best = 0;
+  let threshold = 0;
+  for (let t = 0; t < 256; t++) {
+    weightBack += histogram[t]!;
+    if (weightBack === 0) continue;
+    const weightFore = total - weightBack;
+    if (weightFore === 0) break;
+    sumBack += t * histogram[t]!;
+    const meanBack = sumBack / weightBack;
+    const meanFore = (sumAll - sumBack) / weightFore;
+    const between = weightBack * weightFore * (meanBack - meanFore) ** 2;
+    if (between > best) {
+      best = between;
+      threshold = t;
+    }
+  }
+  return threshold;
+}
+
+function morph(mask: Uint8Array, width: number, height: number, keepIf: (count: number) => boolean): Uint8Array {
+  const out = new Uint8Array(mask.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let count = 0;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const yy = y + dy;
+          const xx = x + dx;
+          if (yy >= 0 && yy < height && xx >= 0 && xx < width) count += mask[yy * width + xx]!;
+        }
+      }
+      out[y * width + x] = keepIf(count) ? 1 : 0;
+    }
+  }
+  return out;
+}
+
+interface Component {
+  cells: number[];
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+function components(mask: Uint8Array, width: number, height: number): Component[] {
+  const label = new Int32Array(mask.length).fill(-1);
+  const found: Component[] = [];
+  const stack: number[] = [];
+  for (let start = 0; start < mask.length; start++) {
+    if (!mask[start] || label[start] !== -1) continue;
+    const component: Component = { cells: [], left: width, top: height, right: 0, bottom: 0 };
+    label[start] = found.length;
+    stack.push(start);
+    while (stack.length > 0) {
+      const cell = stack.pop()!;
+      component.cells.push(cell);
+      const x = cell % width;
+      const y = (cell - x) / width;
+      component.left = Math.min(component.left, x);
+      component.right = Math.max(component.right, x);
+      component.top = Math.min(component.top, y);
+      component.bottom = Math.max(component.bottom, y);
+      const neighbours = [x > 0 ? cell - 1 : -1, x < width - 1 ? cell + 1 : -1, y > 0 ? cell - width : -1, y < height - 1 ? cell + width : -1];
+      for (const next of neighbours) {
+        if (next >= 0 && mask[next] && label[next] === -1) {
+          label[next] = found.length;
+          stack.push(next);
+        }
+      }
+    }
+    found.push(component);
+  }
+  return found;
+}
+
+/**
+ * The default detector: classical image analysis, no model. See render-node/README.md, "Detector".
+ *  1. Background = the median colour of the image border; the pet = cells whose colour differs from
+ *     it by more than an Otsu threshold; the largest connected blob is the subject.
+ *  2. The head is the top of the blob (at most 0.8 × its width tall), centred on the blob's upper rows.
+ *  3. The nose is the darkest compact blob near the head's vertical axis in its lower part (pet noses
+ *     are dark and central; eyes are dark too but sit off the axis, higher up). The upper lip is
+ *     just under the nose. Without a clear nose, the mouth is placed at 72% of the head's height
+ *     with confidence 0.3.
+ */
+export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFailure {
+  const grid = toGrid(image);
+  const { width, height, rgb, luma } = grid;
+
+  const border: number[][] = [[], [], []];
+  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.02));
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (x < margin || y < margin || x >= width - margin || y >= height - margin) {
+        const cell = y * width + x;
+        for (let c = 0; c < 3; c++) border[c]!.push(rgb[cell * 3 + c]!);
+      }
+    }
+  }
+  const background = border.map(median) as [number, number, number];
+  const distance = new Float32Array(width * height);
+  for (let cell = 0; cell < distance.length; cell++) {
+    distance[cell] = Math.max(
+      Math.abs(rgb[cell * 3]! - background[0]),
+      Math.abs(rgb[cell * 3 + 1]! - background[1]),
+      Math.abs(rgb[cell * 3 + 2]! - background[2]),
+    );
+  }
+  // Otsu alone would split a plain background's noise in two; 28 levels is a visible colour step.
+  const threshold = Math.max(otsu(distance), 28);
+  let mask = new Uint8Array(distance.length);
+  for (let cell = 0; cell < distance.length; cell++) mask[cell] = distance[cell]! > threshold ? 1 : 0;
+  mask = morph(morph(mask, width, height, (n) => n >= 5), width, height, (n) => n >= 1); // opening: drops specks
+  mask = morph(morph(mask, width, height, (n) => n >= 1), width, height, (n) => n === 9); // closing: fills whiskers and gaps
+
+  const blobs = components(mask, width, height).sort((a, b) => b.cells.length - a.cells.length);
+  const subject = blobs[0];
+  const area = width * height;
+  if (!subject || subject.cells.length < area * 0.015) {
+    return new DetectionFailure('no animal stands out from the background');
+  }
+  const runnerUp = blobs[1];
+  if (runnerUp && runnerUp.cells.length > subject.cells.length * 0.6) {
+    return new DetectionFailure('several objects of similar size; cannot tell which one is the pet');
+  }
+  const blobWidth = subject.right - subject.left + 1;
+  const blobHeight = subject.bottom - subject.top + 1;
+  if (blobWidth < 12 || blobHeight < 12) return new DetectionFailure('the pet is too small in the photo');
+  const fill = subject.cells.length / (blobWidth * blobHeight);
+  if (fill < 0.2) return new DetectionFailure('no compact animal shape found (only thin or scattered shapes)');
+
+  const inSubject = new Uint8Array(area);
+  for (const cell of subject.cells) inSubject[cell] = 1;
+
+  // Head: the top of the blob. A sitting pet is taller than wide, a lying one wider than tall.
+  const headTop = subject.top;
+  const headHeight = Math.max(8, Math.min(blobHeight, Math.round(blobWidth * 0.8)));
+  const bandBottom = headTop + Math.max(2, Math.round(headHeight * 0.4));
+  let sumX = 0;
+  let countX = 0;
+  for (let y = headTop; y < bandBottom; y++) {
+    for (let x = subject.left; x <= subject.right; x++) {
+      if (inSubject[y * width + x]) {
+        sumX += x;
+        countX++;
+      }
+    }
+  }
+  const headCentreX = countX > 0 ? sumX / countX : (subject.left + subject.right) / 2;
+  // Head width: the blob's extent on the row at 60% of the head, walking out from the centre.
+  const widthRow = Math.min(height - 1, headTop + Math.round(headHeight * 0.6));
+  let leftEdge = Math.round(headCentreX);
+  let rightEdge = Math.round(headCentreX);
+  while (leftEdge > subject.left && inSubject[widthRow * width + leftEdge - 1]) leftEdge--;
+  while (rightEdge < subject.right && inSubject[widthRow * width + rightEdge + 1]) rightEdge++;
+  const headWidth = Math.max(rightEdge - leftEdge + 1, Math.round(blobWidth * 0.5));
+
+  // Nose: dark cells in the central lower part of the head, clearly darker than the head's fur.
+  const searchLeft = Math.max(0, Math.round(headCentreX - headWidth * 0.22));
+  const searchRight = Math.min(width - 1, Math.round(headCentreX + headWidth * 0.22));
+  const searchTop = headTop + Math.round(headHeight * 0.4);
+  const searchBottom = Math.min(height - 1, headTop + Math.round(headHeight * 0.92));
+  const headLuma: number[] = [];
+  for (let y = headTop; y < headTop + headHeight && y < height; y++) {
+    for (let x = subject.left; x <= subject.right; x++) if (inSubject[y * width + x]) headLuma.push(luma[y * width + x]!);
+  }
+  const furLuma = median(headLuma);
+  const searchLuma: number[] = [];
+  for (let y = searchTop; y <= searchBottom; y++) for (let x = searchLeft; x <= searchRight; x++) searchLuma.push(luma[y * width + x]!);
+  const darkest = [...searchLuma].sort((a, b) => a - b)[Math.floor(searchLuma.length * 0.03)] ?? 255;
+  const darkLimit = Math.min(darkest + 25, furLuma * 0.6);
+  const dark = new Uint8Array(area);
+  for (let y = searchTop; y <= searchBottom; y++) {
+    for (let x = searchLeft; x <= searchRight; x++) if (luma[y * width + x]! <= darkLimit) dark[y * width + x] = 1;
+  }
+  let nose: Component | undefined;
+  let bestScore = 0;
+  for (const blob of components(dark, width, height)) {
+    const cx = (blob.left + blob.right) / 2;
+    const offAxis = Math.abs(cx - headCentreX) / headWidth;
+    if (offAxis > 0.12 || blob.cells.length < 2) continue;
+    const score = blob.cells.length * (1 - offAxis * 4);
+    if (score > bestScore) {
+      bestScore = score;
+      nose = blob;
+    }
+  }
+
+  const s = grid.scale;
+  const subjectBox = { left: subject.left * s, top: subject.top * s, width: blobWidth * s, height: blobHeight * s };
+  if (nose) {
+    const noseBottom = nose.bottom + 1;
+    return {
+      centreX: ((nose.left + nose.right + 1) / 2) * s,
+      upperLipY: (noseBottom + headWidth * 0.05) * s,
+      faceWidth: headWidth * s,
+      subject: subjectBox,
+      confidence: 0.8,
+      method: 'heuristic: background model, largest blob, dark nose on the head axis',
+    };
+  }
+  return {
+    centreX: headCentreX * s,
+    upperLipY: (headTop + headHeight * 0.72) * s,
+    faceWidth: headWidth * s,
+    subject: subjectBox,
+    confidence: 0.3,
+    method: 'heuristic: background model, largest blob, head proportions (no nose contrast)',
+  };
+}
+
+export const heuristicMouthDetector: MouthDetector = {
+  name: 'heuristic',
+  async detect(image) {
+    const result = detectMouthHeuristic(image);
+    return result instanceof DetectionFailure ? null : result;
+  },
+};

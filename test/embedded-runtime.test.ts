@@ -1,0 +1,86 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, waitFor } from './support/processes.ts';
+
+const run = promisify(execFile);
+const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
+
+/**
+ * The one-command start on embedded defaults (PGlite, local object store, Temporal dev server), driven
+ * the way an operator would: `petsing start`, the CLI against the running service, a restart.
+ */
+describe('petsing start on embedded defaults', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let baseUrl: string;
+  let service: ChildProcess | undefined;
+  let output = '';
+
+  const start = async () => {
+    output = '';
+    service = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    service.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    service.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 60_000);
+  };
+  const stop = async () => {
+    const child = service!;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  };
+  const petsing = async (...args: string[]) => JSON.parse((await run(process.execPath, [cli, '--json', ...args], { env })).stdout);
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'petsing-embedded-'));
+    const port = await freePort();
+    baseUrl = `http://localhost:${port}`;
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_DEV_PORT: String(await freePort()),
+      TEMPORAL_DEV_UI_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+    };
+  }, 10_000);
+
+  afterAll(async () => {
+    if (service && service.exitCode === null) await stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves /health, the templates and the CLI, and keeps everything across a restart', async () => {
+    await start();
+    expect(await (await fetch(`${baseUrl}/health`)).text()).toBe('OK');
+    expect(output).toContain(`API:         ${baseUrl}`);
+    expect(output).toContain(`WebSocket:   ws://localhost:`);
+    expect(output).toMatch(/Temporal UI: http:\/\/localhost:\d+/);
+
+    const templates = await (await fetch(`${baseUrl}/templates`)).json();
+    expect(templates.length).toBeGreaterThanOrEqual(5);
+
+    const user = await petsing('users', 'create', '--email', 'embedded@example.com');
+    const { key } = await petsing('api-keys', 'create', '--user', 'embedded@example.com', '--scopes', 'videos:read,videos:write');
+    const granted = await petsing('credits', 'grant', '--user', user.id, '--amount', '9');
+    expect(granted.balance).toBe(9);
+
+    const me = async () => (await fetch(`${baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${key}` } })).json();
+    expect(await me()).toEqual({ user_id: user.id, credit_balance: 9, credits_per_video: 1, scopes: ['videos:read', 'videos:write'] });
+
+    expect(await stop()).toBe(0);
+    await start();
+    expect(await me()).toMatchObject({ user_id: user.id, credit_balance: 9 });
+    expect((await (await fetch(`${baseUrl}/templates`)).json()).length).toBe(templates.length);
+    expect(await stop()).toBe(0);
+
+    // With the service stopped, the CLI opens the embedded database itself.
+    const offline = await petsing('credits', 'grant', '--user', 'embedded@example.com', '--amount', '1');
+    expect(offline.balance).toBe(10);
+  }, 180_000);
+});
