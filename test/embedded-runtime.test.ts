@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, waitFor } from './support/processes.ts';
+import { json } from './support/http.ts';
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
@@ -62,7 +63,7 @@ describe('petsing start on embedded defaults', () => {
     expect(output).toContain(`WebSocket:   ws://localhost:`);
     expect(output).toMatch(/Temporal UI: http:\/\/localhost:\d+/);
 
-    const templates = await (await fetch(`${baseUrl}/templates`)).json();
+    const templates = await json(fetch(`${baseUrl}/templates`));
     expect(templates.length).toBeGreaterThanOrEqual(5);
 
     const user = await petsing('users', 'create', '--email', 'embedded@example.com');
@@ -70,13 +71,13 @@ describe('petsing start on embedded defaults', () => {
     const granted = await petsing('credits', 'grant', '--user', user.id, '--amount', '9');
     expect(granted.balance).toBe(9);
 
-    const me = async () => (await fetch(`${baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${key}` } })).json();
+    const me = async () => json(fetch(`${baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${key}` } }));
     expect(await me()).toEqual({ user_id: user.id, credit_balance: 9, credits_per_video: 1, scopes: ['videos:read', 'videos:write'] });
 
     expect(await stop()).toBe(0);
     await start();
     expect(await me()).toMatchObject({ user_id: user.id, credit_balance: 9 });
-    expect((await (await fetch(`${baseUrl}/templates`)).json()).length).toBe(templates.length);
+    expect((await json(fetch(`${baseUrl}/templates`))).length).toBe(templates.length);
     expect(await stop()).toBe(0);
 
     // With the service stopped, the CLI opens the embedded database itself.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { json } from '../../test/support/http.ts';
 
 describe('/v1 account, credits and templates', () => {
   let service: TestService;
@@ -24,7 +25,7 @@ describe('/v1 account, credits and templates', () => {
   it('GET /v1/me returns the ApiAccount with the granted balance', async () => {
     const response = await get('/v1/me', readWriteKey);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+    expect(await json(response)).toEqual({
       user_id: userId,
       credit_balance: 12,
       credits_per_video: 1,
@@ -34,7 +35,7 @@ describe('/v1 account, credits and templates', () => {
 
   it('GET /v1/credits shows the balance and the ledger, newest first', async () => {
     await service.context.services.credits.grant(userId, 3);
-    const body = await (await get('/v1/credits', readOnlyKey)).json();
+    const body = await json(get('/v1/credits', readOnlyKey));
     expect(body.balance).toBe(15);
     expect(body.credits_per_video).toBe(1);
     expect(body.recent.map((entry: { delta: number }) => entry.delta)).toEqual([3, 12]);
@@ -42,7 +43,7 @@ describe('/v1 account, credits and templates', () => {
   });
 
   it('GET /v1/templates lists templates with numeric string ids', async () => {
-    const body = await (await get('/v1/templates', readOnlyKey)).json();
+    const body = await json(get('/v1/templates', readOnlyKey));
     expect(body.object).toBe('list');
     expect(body.data.length).toBeGreaterThanOrEqual(5);
     for (const template of body.data) {
@@ -55,7 +56,7 @@ describe('/v1 account, credits and templates', () => {
     const missing = await get('/v1/me');
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource"`);
-    expect((await missing.json()).error.code).toBe('unauthorized');
+    expect((await json(missing)).error.code).toBe('unauthorized');
 
     expect((await get('/v1/me', 'psk_live_not-a-real-key')).status).toBe(401);
     expect((await get('/v1/me', 'garbage')).status).toBe(401);

@@ -7,6 +7,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from '../src/http/errors.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { json } from '../../test/support/http.ts';
 
 const run = promisify(execFile);
 
@@ -28,7 +29,7 @@ describe('service basics', () => {
   });
 
   it('GET / lists the specification, documentation, websocket and every credential-free endpoint', async () => {
-    const body = await (await fetch(url('/'))).json();
+    const body = await json(fetch(url('/')));
     expect(body.specification_url).toBe(url('/openapi.json'));
     expect(body.documentation_url).toBe(url('/docs'));
     expect(body.websocket_url).toBe(`${service.baseUrl.replace('http', 'ws')}/ws`);
@@ -40,7 +41,7 @@ describe('service basics', () => {
   });
 
   it('GET /versions is the VersionsDocument of the spec', async () => {
-    const body = await (await fetch(url('/versions'))).json();
+    const body = await json(fetch(url('/versions')));
     expect(body.current).toBe('v1');
     expect(body.versions).toEqual([
       { version: 'v1', status: 'current', base_url: url('/v1'), released: '2026-08-22', deprecated_on: null, sunset_on: null },
@@ -56,7 +57,7 @@ describe('service basics', () => {
     const response = await fetch(url('/templates'));
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
-    const templates = (await response.json()) as { id: string; preview_image_url: string; audio_url: string; duration_seconds: number }[];
+    const templates = (await json(response)) as { id: string; preview_image_url: string; audio_url: string; duration_seconds: number }[];
     expect(templates.length).toBeGreaterThanOrEqual(5);
     expect(templates.map((t) => t.id)).toEqual(templates.map((_, i) => String(i + 1)));
     for (const template of templates) {
@@ -81,7 +82,7 @@ describe('service basics', () => {
   it('answers unknown routes with 404 JSON in the shared shape', async () => {
     const response = await fetch(url('/no/such/thing'));
     expect(response.status).toBe(404);
-    const body = await response.json();
+    const body = await json(response);
     expect(body).toMatchObject({ error: { code: 'not_found', status: 404 }, message: body.error.message });
     expect(body.error.hint).toEqual(expect.any(String));
     expect(body.error.documentation_url).toBe(url('/docs/errors#not_found'));
@@ -92,14 +93,14 @@ describe('service basics', () => {
   it('answers malformed JSON with 400 and oversized bodies with 413, both JSON', async () => {
     const malformed = await fetch(url('/v1/me'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).error.code).toBe('malformed_json');
+    expect((await json(malformed)).error.code).toBe('malformed_json');
     const oversized = await fetch(url('/v1/me'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ filler: 'x'.repeat(200_000) }),
     });
     expect(oversized.status).toBe(413);
-    expect((await oversized.json()).error.code).toBe('payload_too_large');
+    expect((await json(oversized)).error.code).toBe('payload_too_large');
   });
 
   it('hides thrown errors behind a 500 without a stack trace', async () => {
@@ -130,7 +131,7 @@ describe('service basics', () => {
   });
 
   it('serves an OpenAPI 3.1 document that @redocly/cli lints clean', async () => {
-    const document = await (await fetch(url('/openapi.json'))).json();
+    const document = await json(fetch(url('/openapi.json')));
     expect(document.openapi).toBe('3.1.0');
     expect(document.paths['/v1/me'].get.operationId).toBe('getApiAccount');
     expect(document.components.schemas.ErrorDetail.required).toEqual(

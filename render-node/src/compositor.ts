@@ -18,6 +18,13 @@ export interface Overlay {
  */
 export const IDLE_MOTION = { breathPeriodSeconds: 3.1, breathAmount: 0.007, swayPeriodSeconds: 4.7, swayAmount: 0.006 } as const;
 
+/**
+ * 'replace' pastes the generated crop as Wav2Lip's inference script does; 'residual' adds the
+ * model's change (generated − reference, both at S×S) to the full-resolution photo, so a 96 px
+ * model does not blur the muzzle where it changed nothing. Residual is the default.
+ */
+export type BlendMode = 'residual' | 'replace';
+
 /** Feathered ellipse over the muzzle and chin, in crop units: where the generated crop replaces the photo. */
 const BLEND_MASK = { centreX: 0.5, centreY: 0.79, radiusX: 0.34, radiusY: 0.24, feather: 0.35 } as const;
 
@@ -42,7 +49,21 @@ export class FrameCompositor {
   private readonly alpha: Uint16Array;
   private readonly maskRows: [number, number];
 
-  constructor(options: { frame: RgbImage; crop: CropBox; faceSize: number; fps: number; idleMotion?: boolean; overlay?: Overlay }) {
+  private readonly mode: BlendMode;
+  /** 'residual' mode: the reference crop as the model saw it, upsampled like the output (RGB, crop-sized). */
+  private readonly referenceUp: Float32Array | undefined;
+
+  constructor(options: {
+    frame: RgbImage;
+    crop: CropBox;
+    faceSize: number;
+    fps: number;
+    /** The contract's face input (6×S×S); channels 3-5 are the reference crop. Needed for 'residual'. */
+    faceInput?: Float32Array;
+    blend?: BlendMode;
+    idleMotion?: boolean;
+    overlay?: Overlay;
+  }) {
     const { frame, crop, faceSize } = options;
     this.width = frame.width;
     this.height = frame.height;
@@ -88,6 +109,33 @@ export class FrameCompositor {
       }
     }
     this.maskRows = [firstRow, lastRow];
+
+    this.mode = options.blend ?? (options.faceInput ? 'residual' : 'replace');
+    if (this.mode === 'residual') {
+      if (!options.faceInput) throw new Error('residual blending needs the face input');
+      const plane = faceSize * faceSize;
+      this.referenceUp = new Float32Array(side * side * 3);
+      for (let y = firstRow; y <= lastRow; y++) {
+        for (let x = 0; x < side; x++) {
+          for (let c = 0; c < 3; c++) {
+            this.referenceUp[(y * side + x) * 3 + c] = this.sample(options.faceInput, (5 - c) * plane, x, y);
+          }
+        }
+      }
+    }
+  }
+
+  /** Bilinear sample of one S×S plane at crop pixel (x, y), scaled to 0-255. */
+  private sample(planes: Float32Array, base: number, x: number, y: number): number {
+    const { faceSize } = this;
+    const y0 = this.tapY0[y]! * faceSize;
+    const y1 = this.tapY1[y]! * faceSize;
+    const x0 = this.tapX0[x]!;
+    const x1 = this.tapX1[x]!;
+    const wx = this.weightX[x]!;
+    const top = planes[base + y0 + x0]! + (planes[base + y0 + x1]! - planes[base + y0 + x0]!) * wx;
+    const bottom = planes[base + y1 + x0]! + (planes[base + y1 + x1]! - planes[base + y1 + x0]!) * wx;
+    return (top + (bottom - top) * this.weightY[y]!) * 255;
   }
 
   /**
@@ -98,24 +146,32 @@ export class FrameCompositor {
     const { crop, faceSize, working, source, width } = this;
     const plane = faceSize * faceSize;
     const [firstRow, lastRow] = this.maskRows;
+    const reference = this.referenceUp;
+    const { tapX0, tapX1, weightX } = this;
     for (let y = firstRow; y <= lastRow; y++) {
+      const rowStart = ((crop.top + y) * width + crop.left) * 3;
       const y0 = this.tapY0[y]! * faceSize;
       const y1 = this.tapY1[y]! * faceSize;
       const wy = this.weightY[y]!;
-      const rowStart = ((crop.top + y) * width + crop.left) * 3;
       for (let x = 0; x < crop.side; x++) {
         const a = this.alpha[y * crop.side + x]!;
-        const pixel = rowStart + x * 3;
         if (a === 0) continue;
-        const x0 = this.tapX0[x]!;
-        const x1 = this.tapX1[x]!;
-        const wx = this.weightX[x]!;
+        const pixel = rowStart + x * 3;
+        const cropPixel = (y * crop.side + x) * 3;
+        const x0 = tapX0[x]!;
+        const x1 = tapX1[x]!;
+        const wx = weightX[x]!;
         for (let c = 0; c < 3; c++) {
           const base = offset + (2 - c) * plane; // BGR plane for RGB channel c
-          const top = generated[base + y0 + x0]! + (generated[base + y0 + x1]! - generated[base + y0 + x0]!) * wx;
-          const bottom = generated[base + y1 + x0]! + (generated[base + y1 + x1]! - generated[base + y1 + x0]!) * wx;
-          const value = Math.max(0, Math.min(255, (top + (bottom - top) * wy) * 255));
+          const p00 = generated[base + y0 + x0]!;
+          const p10 = generated[base + y1 + x0]!;
+          const top = p00 + (generated[base + y0 + x1]! - p00) * wx;
+          const bottom = p10 + (generated[base + y1 + x1]! - p10) * wx;
+          const generatedValue = (top + (bottom - top) * wy) * 255;
           const original = source[pixel + c]!;
+          // Residual: add what the model changed to the sharp photo; replace: paste the (upsampled) crop.
+          const target = reference ? original + generatedValue - reference[cropPixel + c]! : generatedValue;
+          const value = target < 0 ? 0 : target > 255 ? 255 : target;
           working[pixel + c] = original + (((value - original) * a) >> 8);
         }
       }
@@ -147,23 +203,38 @@ export class FrameCompositor {
       const w10 = (256 - fx) * fy;
       const w11 = fx * fy;
       const row0 = r0 * rowBytes;
-      const row1 = r1 * rowBytes;
+      const rowGap = (r1 - r0) * rowBytes;
       const outRow = y * rowBytes;
+      // Columns whose two source taps are both inside the row take the fast path; the few at the
+      // edges clamp.
+      const first = Math.max(0, Math.min(width, floorShift + 1));
+      const last = Math.max(first, Math.min(width, width + floorShift));
       for (let x = 0; x < width; x++) {
-        let sx0 = x - floorShift;
-        let sx1 = sx0 - 1;
-        if (sx0 < 0) sx0 = 0;
-        else if (sx0 >= width) sx0 = width - 1;
-        if (sx1 < 0) sx1 = 0;
-        else if (sx1 >= width) sx1 = width - 1;
+        if (x === first && first < last) {
+          let a = row0 + (first - floorShift) * 3;
+          let o = outRow + first * 3;
+          const end = outRow + last * 3;
+          while (o < end) {
+            const c = a + rowGap;
+            out[o] = (working[a]! * w00 + working[a - 3]! * w01 + working[c]! * w10 + working[c - 3]! * w11 + 32768) >> 16;
+            out[o + 1] = (working[a + 1]! * w00 + working[a - 2]! * w01 + working[c + 1]! * w10 + working[c - 2]! * w11 + 32768) >> 16;
+            out[o + 2] = (working[a + 2]! * w00 + working[a - 1]! * w01 + working[c + 2]! * w10 + working[c - 1]! * w11 + 32768) >> 16;
+            a += 3;
+            o += 3;
+          }
+          x = last - 1;
+          continue;
+        }
+        const sx0 = Math.min(width - 1, Math.max(0, x - floorShift));
+        const sx1 = Math.min(width - 1, Math.max(0, x - floorShift - 1));
         const a = row0 + sx0 * 3;
         const b = row0 + sx1 * 3;
-        const c = row1 + sx0 * 3;
-        const d = row1 + sx1 * 3;
+        const c = a + rowGap;
+        const d = b + rowGap;
         const o = outRow + x * 3;
-        out[o] = (working[a]! * w00 + working[b]! * w01 + working[c]! * w10 + working[d]! * w11 + 32768) >> 16;
-        out[o + 1] = (working[a + 1]! * w00 + working[b + 1]! * w01 + working[c + 1]! * w10 + working[d + 1]! * w11 + 32768) >> 16;
-        out[o + 2] = (working[a + 2]! * w00 + working[b + 2]! * w01 + working[c + 2]! * w10 + working[d + 2]! * w11 + 32768) >> 16;
+        for (let k = 0; k < 3; k++) {
+          out[o + k] = (working[a + k]! * w00 + working[b + k]! * w01 + working[c + k]! * w10 + working[d + k]! * w11 + 32768) >> 16;
+        }
       }
     }
   }

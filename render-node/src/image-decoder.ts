@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { RenderError } from './errors.ts';
 import { runProcess } from './process-runner.ts';
 
@@ -76,7 +76,7 @@ async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
 }
 
 export async function decodeImage(path: string): Promise<DecodedImage> {
-  let metadata: sharp.Metadata;
+  let metadata: Metadata;
   try {
     metadata = await sharp(path, { limitInputPixels: false }).metadata();
   } catch (error) {

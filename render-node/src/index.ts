@@ -7,3 +7,5 @@ export { renderSamplePet } from './sample-pet.ts';
 export { buildLipSyncModel, ensureGeneratedModel, GENERATED_MODEL_VERSION } from './model-generator.ts';
 export { heuristicMouthDetector, type MouthDetector, type MouthRegion } from './mouth-detector.ts';
 export { loadOnnxMouthDetector } from './onnx-detector.ts';
+export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';
+export { createRenderActivities } from './worker/render-activities.ts';

@@ -40,6 +40,8 @@ function sessionOptions(provider: ExecutionProvider, threads: number | undefined
   return {
     executionProviders: provider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : ['cpu'],
     graphOptimizationLevel: 'all',
+    // Errors only: shape-merge warnings on odd exports would flood worker logs; contract problems are reported by us.
+    logSeverityLevel: 3,
     ...(threads ? { intraOpNumThreads: threads } : {}),
   };
 }

@@ -26,7 +26,7 @@ export class DetectionFailure {
   constructor(readonly reason: string) {}
 }
 
-const GRID_MAX_SIDE = 160;
+const GRID_MAX_SIDE = 320;
 
 interface Grid {
   width: number;
@@ -36,7 +36,7 @@ interface Grid {
   luma: Float32Array;
 }
 
-/** Box-averages the image down to at most 160 cells a side: fast, and it smooths fur texture. */
+/** Box-averages the image down to at most 320 cells a side: fast, and it smooths fur texture. */
 function toGrid(image: RgbImage): Grid {
   const scale = Math.max(1, Math.max(image.width, image.height) / GRID_MAX_SIDE);
   const width = Math.max(1, Math.round(image.width / scale));
@@ -104,22 +104,95 @@ function otsu(values: Float32Array): number {
   return threshold;
 }
 
-function morph(mask: Uint8Array, width: number, height: number, keepIf: (count: number) => boolean): Uint8Array {
+/** 3×3 binary morphology; cells beyond the edge repeat the edge, so shapes running off the photo are not eaten. */
+function morph(mask: Uint8Array, width: number, height: number, keepIf: (count: number) => boolean): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(mask.length);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       let count = 0;
       for (let dy = -1; dy <= 1; dy++) {
+        const yy = Math.min(height - 1, Math.max(0, y + dy));
         for (let dx = -1; dx <= 1; dx++) {
-          const yy = y + dy;
-          const xx = x + dx;
-          if (yy >= 0 && yy < height && xx >= 0 && xx < width) count += mask[yy * width + xx]!;
+          const xx = Math.min(width - 1, Math.max(0, x + dx));
+          count += mask[yy * width + xx]!;
         }
       }
       out[y * width + x] = keepIf(count) ? 1 : 0;
     }
   }
   return out;
+}
+
+/**
+ * Background colours: k-means (k=4, deterministic farthest-point start) over the cells along the
+ * top, left and right edges; clusters holding at least 5% of those cells count. The bottom edge is
+ * left out because pets are usually cut off there.
+ */
+function backgroundColours(grid: Grid): Array<[number, number, number]> {
+  const { width, height, rgb } = grid;
+  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.02));
+  const samples: Array<[number, number, number]> = [];
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (y < margin || x < margin || x >= width - margin) {
+        const cell = y * width + x;
+        samples.push([rgb[cell * 3]!, rgb[cell * 3 + 1]!, rgb[cell * 3 + 2]!]);
+      }
+    }
+  }
+  const distance = (a: readonly number[], b: readonly number[]) => Math.max(Math.abs(a[0]! - b[0]!), Math.abs(a[1]! - b[1]!), Math.abs(a[2]! - b[2]!));
+  const centres: Array<[number, number, number]> = [samples[0]!];
+  while (centres.length < 4) {
+    let farthest = samples[0]!;
+    let best = -1;
+    for (const sample of samples) {
+      const d = Math.min(...centres.map((c) => distance(c, sample)));
+      if (d > best) {
+        best = d;
+        farthest = sample;
+      }
+    }
+    if (best < 8) break;
+    centres.push([...farthest]);
+  }
+  const assignment = new Int32Array(samples.length);
+  for (let iteration = 0; iteration < 8; iteration++) {
+    const sums = centres.map(() => [0, 0, 0, 0]);
+    samples.forEach((sample, i) => {
+      let nearest = 0;
+      for (let c = 1; c < centres.length; c++) if (distance(centres[c]!, sample) < distance(centres[nearest]!, sample)) nearest = c;
+      assignment[i] = nearest;
+      const sum = sums[nearest]!;
+      sum[0]! += sample[0];
+      sum[1]! += sample[1];
+      sum[2]! += sample[2];
+      sum[3]!++;
+    });
+    sums.forEach((sum, c) => {
+      if (sum[3]! > 0) centres[c] = [sum[0]! / sum[3]!, sum[1]! / sum[3]!, sum[2]! / sum[3]!];
+    });
+  }
+  const counts = centres.map((_, c) => assignment.filter((a) => a === c).length);
+  return centres.filter((_, c) => counts[c]! >= samples.length * 0.05);
+}
+
+/** Marks enclosed background as subject: a pale muzzle close to the wall colour is still part of the head. */
+function fillHoles(mask: Uint8Array, width: number, height: number): void {
+  const outside = new Uint8Array(mask.length);
+  const stack: number[] = [];
+  for (let x = 0; x < width; x++) stack.push(x, (height - 1) * width + x);
+  for (let y = 0; y < height; y++) stack.push(y * width, y * width + width - 1);
+  while (stack.length > 0) {
+    const cell = stack.pop()!;
+    if (mask[cell] || outside[cell]) continue;
+    outside[cell] = 1;
+    const x = cell % width;
+    if (x > 0) stack.push(cell - 1);
+    if (x < width - 1) stack.push(cell + 1);
+    if (cell >= width) stack.push(cell - width);
+    if (cell < mask.length - width) stack.push(cell + width);
+  }
+  for (let cell = 0; cell < mask.length; cell++) if (!outside[cell]) mask[cell] = 1;
 }
 
 interface Component {
@@ -163,8 +236,8 @@ function components(mask: Uint8Array, width: number, height: number): Component[
 
 /**
  * The default detector: classical image analysis, no model. See render-node/README.md, "Detector".
- *  1. Background = the median colour of the image border; the pet = cells whose colour differs from
- *     it by more than an Otsu threshold; the largest connected blob is the subject.
+ *  1. Background = the main colours along the top, left and right edges; the pet = cells whose colour
+ *     differs from all of them by more than an Otsu threshold; the largest connected blob is the subject.
  *  2. The head is the top of the blob (at most 0.8 × its width tall), centred on the blob's upper rows.
  *  3. The nose is the darkest compact blob near the head's vertical axis in its lower part (pet noses
  *     are dark and central; eyes are dark too but sit off the axis, higher up). The upper lip is
@@ -175,28 +248,19 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   const grid = toGrid(image);
   const { width, height, rgb, luma } = grid;
 
-  const border: number[][] = [[], [], []];
-  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.02));
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      if (x < margin || y < margin || x >= width - margin || y >= height - margin) {
-        const cell = y * width + x;
-        for (let c = 0; c < 3; c++) border[c]!.push(rgb[cell * 3 + c]!);
-      }
-    }
-  }
-  const background = border.map(median) as [number, number, number];
+  const background = backgroundColours(grid);
   const distance = new Float32Array(width * height);
   for (let cell = 0; cell < distance.length; cell++) {
-    distance[cell] = Math.max(
-      Math.abs(rgb[cell * 3]! - background[0]),
-      Math.abs(rgb[cell * 3 + 1]! - background[1]),
-      Math.abs(rgb[cell * 3 + 2]! - background[2]),
-    );
+    let nearest = Infinity;
+    for (const colour of background) {
+      const d = Math.max(Math.abs(rgb[cell * 3]! - colour[0]), Math.abs(rgb[cell * 3 + 1]! - colour[1]), Math.abs(rgb[cell * 3 + 2]! - colour[2]));
+      if (d < nearest) nearest = d;
+    }
+    distance[cell] = nearest;
   }
   // Otsu alone would split a plain background's noise in two; 28 levels is a visible colour step.
   const threshold = Math.max(otsu(distance), 28);
-  let mask = new Uint8Array(distance.length);
+  let mask: Uint8Array<ArrayBuffer> = new Uint8Array(distance.length);
   for (let cell = 0; cell < distance.length; cell++) mask[cell] = distance[cell]! > threshold ? 1 : 0;
   mask = morph(morph(mask, width, height, (n) => n >= 5), width, height, (n) => n >= 1); // opening: drops specks
   mask = morph(morph(mask, width, height, (n) => n >= 1), width, height, (n) => n === 9); // closing: fills whiskers and gaps
@@ -204,7 +268,7 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   const blobs = components(mask, width, height).sort((a, b) => b.cells.length - a.cells.length);
   const subject = blobs[0];
   const area = width * height;
-  if (!subject || subject.cells.length < area * 0.015) {
+  if (!subject || subject.cells.length < area * 0.003) {
     return new DetectionFailure('no animal stands out from the background');
   }
   const runnerUp = blobs[1];
@@ -213,12 +277,13 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   }
   const blobWidth = subject.right - subject.left + 1;
   const blobHeight = subject.bottom - subject.top + 1;
-  if (blobWidth < 12 || blobHeight < 12) return new DetectionFailure('the pet is too small in the photo');
+  if (blobWidth < 16 || blobHeight < 16) return new DetectionFailure('the pet is too small in the photo');
   const fill = subject.cells.length / (blobWidth * blobHeight);
   if (fill < 0.2) return new DetectionFailure('no compact animal shape found (only thin or scattered shapes)');
 
   const inSubject = new Uint8Array(area);
   for (const cell of subject.cells) inSubject[cell] = 1;
+  fillHoles(inSubject, width, height);
 
   // Head: the top of the blob. A sitting pet is taller than wide, a lying one wider than tall.
   const headTop = subject.top;
@@ -235,13 +300,21 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
     }
   }
   const headCentreX = countX > 0 ? sumX / countX : (subject.left + subject.right) / 2;
-  // Head width: the blob's extent on the row at 60% of the head, walking out from the centre.
-  const widthRow = Math.min(height - 1, headTop + Math.round(headHeight * 0.6));
-  let leftEdge = Math.round(headCentreX);
-  let rightEdge = Math.round(headCentreX);
-  while (leftEdge > subject.left && inSubject[widthRow * width + leftEdge - 1]) leftEdge--;
-  while (rightEdge < subject.right && inSubject[widthRow * width + rightEdge + 1]) rightEdge++;
-  const headWidth = Math.max(rightEdge - leftEdge + 1, Math.round(blobWidth * 0.5));
+  // Head width: the widest row of the blob's upper three quarters of the head (ears included, which
+  // only enlarges the crop), capped for lying pets whose body would otherwise count.
+  let widest = 0;
+  for (let y = headTop; y < headTop + Math.round(headHeight * 0.75) && y < height; y++) {
+    let first = -1;
+    let last = -1;
+    for (let x = subject.left; x <= subject.right; x++) {
+      if (inSubject[y * width + x]) {
+        if (first < 0) first = x;
+        last = x;
+      }
+    }
+    if (first >= 0) widest = Math.max(widest, last - first + 1);
+  }
+  const headWidth = Math.max(8, Math.min(widest, Math.round(headHeight * 1.6)));
 
   // Nose: dark cells in the central lower part of the head, clearly darker than the head's fur.
   const searchLeft = Math.max(0, Math.round(headCentreX - headWidth * 0.22));
@@ -263,10 +336,13 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   }
   let nose: Component | undefined;
   let bestScore = 0;
-  for (const blob of components(dark, width, height)) {
+  const darkBlobs = components(dark, width, height);
+  const darkCells = darkBlobs.reduce((sum, blob) => sum + blob.cells.length, 0);
+  for (const blob of darkBlobs) {
     const cx = (blob.left + blob.right) / 2;
     const offAxis = Math.abs(cx - headCentreX) / headWidth;
-    if (offAxis > 0.12 || blob.cells.length < 2) continue;
+    // A nose is one solid dark patch; texture or noise gives many scattered dark specks instead.
+    if (offAxis > 0.12 || blob.cells.length < 2 || blob.cells.length < darkCells * 0.5) continue;
     const score = blob.cells.length * (1 - offAxis * 4);
     if (score > bestScore) {
       bestScore = score;
@@ -275,6 +351,13 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   }
 
   const s = grid.scale;
+  // A blob running off three edges is scenery or an extreme close-up; only a visible nose makes it a pet.
+  const edgesTouched = [subject.left === 0, subject.top === 0, subject.right === width - 1, subject.bottom === height - 1].filter(Boolean).length;
+  if (!nose && (edgesTouched >= 3 || subject.cells.length > area * 0.7)) {
+    return new DetectionFailure('the largest shape fills the photo edge to edge and has no recognisable muzzle');
+  }
+  // A small shape is only trusted with a nose: guessing a mouth on a distant blob renders garbage.
+  if (!nose && subject.cells.length < area * 0.05) return new DetectionFailure('the pet is small in the photo and no muzzle was recognised');
   const subjectBox = { left: subject.left * s, top: subject.top * s, width: blobWidth * s, height: blobHeight * s };
   if (nose) {
     const noseBottom = nose.bottom + 1;

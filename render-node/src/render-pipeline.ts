@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
 import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
-import { FrameCompositor } from './compositor.ts';
+import { FrameCompositor, type BlendMode } from './compositor.ts';
 import { RenderError } from './errors.ts';
 import { buildFaceInput, cropBoxFor, type CropBox } from './face-crop.ts';
 import { FfmpegEncoder } from './ffmpeg-encoder.ts';
@@ -29,6 +29,8 @@ export interface RenderVideoOptions {
   logger?: Logger;
   /** Default: the heuristic detector (README, "Detector"). */
   detector?: MouthDetector;
+  /** How generated crops are blended in (see compositor.ts); default 'residual'. */
+  blend?: BlendMode;
   /** Breathing and head sway; on by default. */
   idleMotion?: boolean;
   /** x264 preset, default veryfast. */
@@ -133,7 +135,11 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   if (size % 2 !== 0 || size < 64 || size > 720) throw new RangeError(`size must be even and within 64..720, got ${size}`);
   throwIfAborted(signal);
 
-  const job = await prepareJob(options);
+  const job = await prepareJob(options).catch((error: unknown) => {
+    // ffmpeg killed by the signal surfaces as a plain AbortError; report it like any other cancellation.
+    throwIfAborted(signal);
+    throw error;
+  });
   const { frame, crop, mel, audio } = job;
   const frames = Math.ceil(audio.durationSeconds * fps - 1e-9);
   logger.info('render job prepared', { frames, durationSeconds: audio.durationSeconds, crop, mouthConfidence: job.mouth.confidence });
@@ -148,6 +154,8 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     crop,
     faceSize,
     fps,
+    faceInput,
+    blend: options.blend,
     idleMotion: options.idleMotion ?? true,
     overlay: options.watermark ? await createWatermark(frame.width, frame.height) : undefined,
   });
@@ -203,7 +211,7 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
         // A failed write is reported by the next wait on this slot or by finish().
         flushed.catch(() => undefined);
         slot.flushed = flushed;
-        if (rawFrames && !rawFrames.write(Buffer.from(slot.buffer))) await new Promise((resolve) => rawFrames.once('drain', resolve));
+        if (rawFrames && !rawFrames.write(Buffer.from(slot.buffer))) await new Promise<void>((resolve) => rawFrames.once('drain', () => resolve()));
       }
       const percent = Math.floor((Math.min(frames, (b + 1) * batch) / frames) * 99);
       if (percent !== lastPercent) {

@@ -1,50 +1,85 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
+import { installTemporalLogging } from '@petsing/workflows/runtime';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
-import { createLogger } from '../../control-plane/src/logging/logger.ts';
+import { createLogger, messageFirstLogger } from '../../control-plane/src/logging/logger.ts';
 import { startApiServer } from '../../control-plane/src/runtime/api-server.ts';
 import type { AppContext } from '../../control-plane/src/runtime/app-context.ts';
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
+import { startControlWorker } from '../../control-plane/src/temporal/control-worker.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './processes.ts';
+import { createTestNamespace } from './temporal.ts';
 
 export type TestService = {
   context: AppContext;
   database: TestDatabase;
   baseUrl: string;
+  env: Record<string, string>;
+  /** Starts one more render node (for tests that kill one). */
+  startRenderWorker(): Promise<{ stop(): Promise<void> }>;
   stop(): Promise<void>;
+};
+
+export type TestServiceOptions = {
+  env?: Record<string, string>;
+  overrides?: Partial<AppContext>;
+  /** Connect to the shared Temporal dev server, in a namespace of this test file's own. */
+  temporal?: boolean;
+  controlWorker?: boolean;
+  renderWorker?: boolean;
 };
 
 /**
  * The real API on a free port, backed by a fresh Postgres database and a local object store in a
- * temporary DATA_DIR. Extra environment variables override the defaults.
+ * temporary DATA_DIR; optionally with Temporal and real workers.
  */
-export async function startTestService(env: Record<string, string> = {}, overrides: Partial<AppContext> = {}): Promise<TestService> {
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'petsing-service-'));
   const database = await createPostgresTestDatabase();
   const port = await freePort();
-  const config = loadControlPlaneConfig({
+  const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
-  const context: AppContext = {
-    ...(await openAppContext(config, createLogger(config.env.LOG_LEVEL), { database })),
-    ...overrides,
+    DATABASE_URL: database.url!,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(options.temporal ? await temporalEnv() : {}),
+    ...options.env,
   };
+  const config = loadControlPlaneConfig(env);
+  const logger = createLogger(config.env.LOG_LEVEL);
+  installTemporalLogging(logger);
+  const opened = await openAppContext(config, logger, { database });
+  const context: AppContext = { ...opened, ...options.overrides };
+  const stops: (() => Promise<void>)[] = [];
+  const startRender = async () => {
+    const worker = await startRenderWorker(loadRenderWorkerEnv(env), messageFirstLogger(logger));
+    stops.push(worker.stop);
+    return worker;
+  };
+  if (options.controlWorker) stops.push((await startControlWorker(context)).stop);
+  if (options.renderWorker) await startRender();
   const api = await startApiServer(context, port);
   return {
     context,
     database,
     baseUrl: config.baseUrl,
+    env,
+    startRenderWorker: startRender,
     stop: async () => {
       await api.close();
+      for (const stop of stops.reverse()) await stop().catch(() => {});
+      await opened.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function temporalEnv(): Promise<Record<string, string>> {
+  const { address, namespace } = await createTestNamespace();
+  return { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace };
 }

@@ -47,13 +47,13 @@ async function openS3(): Promise<Harness> {
 
 async function openLocal(): Promise<Harness> {
   const root = await mkdtemp(join(tmpdir(), 'local-object-store-'));
-  let store: LocalObjectStore | undefined;
-  const files = await startSignedFileServer(() => store!);
-  store = createObjectStore({ kind: 'local', root, publicBaseUrl: files.baseUrl, signingSecret: 'test-signing-secret-0123456789' });
+  const files = await startSignedFileServer(() => store);
+  const store = createObjectStore({ kind: 'local', root, publicBaseUrl: files.baseUrl, signingSecret: 'test-signing-secret-0123456789' });
   return {
     store,
     leftovers: async () => readdir(join(root, 'tmp')).catch(() => []),
     close: async () => {
+      files.server.closeAllConnections();
       files.server.close();
       await rm(root, { recursive: true, force: true });
     },
@@ -213,6 +213,11 @@ describe.each([
     const error = await store.get(key).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ObjectNotFoundError);
     expect((error as ObjectNotFoundError).key).toBe(key);
+  });
+
+  it('get of a folder of other keys throws ObjectNotFoundError', async () => {
+    await store.put(`${folder()}/dir/a`, Buffer.from('a'), { contentType: 'text/plain' });
+    await expect(store.get(`${base}/dir`)).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
   it('accepts a body of exactly maxBytes', async () => {
@@ -432,7 +437,11 @@ describe('LocalObjectStore specifics', () => {
     await expect(store.put('clash/a', Buffer.from('a'), { contentType: 'text/plain' })).rejects.toThrow(/also a folder/);
     await expect(store.put('clash/a/b/c', Buffer.from('c'), { contentType: 'text/plain' })).rejects.toThrow(/also a folder/);
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
-    expect((await buffer((await store.get('clash/a/b')).body)).toString()).toBe('b');
+    expect(await readdir(join(root, 'meta', 'clash'))).toEqual(['a']);
+    expect(await readdir(join(root, 'meta', 'clash', 'a'))).toEqual(['b.json']);
+    const kept = await store.get('clash/a/b');
+    expect(kept.contentType).toBe('text/plain');
+    expect((await buffer(kept.body)).toString()).toBe('b');
   });
 
   it('refuses a signing secret too short to be one', () => {

@@ -1,9 +1,12 @@
 import { Command, Option } from 'commander';
 import { ConfigError, loadControlPlaneConfig, type ControlPlaneConfig } from '../config/env.ts';
-import { createLogger } from '../logging/logger.ts';
+import { createLogger, messageFirstLogger } from '../logging/logger.ts';
 import { openAppContext } from '../runtime/bootstrap.ts';
 import { callControlSocket, ControlSocketUnavailable } from '../runtime/control-socket.ts';
-import { startService } from '../runtime/start-service.ts';
+import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
+import { installTemporalLogging } from '@petsing/workflows/runtime';
+import { Lifecycle } from '../runtime/lifecycle.ts';
+import { startService, type ServiceParts } from '../runtime/start-service.ts';
 import { loadDevIdentityKeys, mintDevIdToken } from '../services/dev-identity.ts';
 import { runOperatorCommand, type OperatorCommandName } from './operator-commands.ts';
 
@@ -40,23 +43,46 @@ async function operate(name: OperatorCommandName, input: Record<string, unknown>
   }
 }
 
+async function runParts(parts: ServiceParts): Promise<void> {
+  const settings = config();
+  const logger = createLogger(settings.env.LOG_LEVEL);
+  const started = await startService(settings, logger, parts);
+  started.lifecycle.exitOnSignals();
+  const lines = ['petsing is running'];
+  if (parts.api) lines.push(`  API:         ${started.apiUrl}`, `  WebSocket:   ${started.wsUrl}`);
+  if (parts.controlWorker) lines.push('  Control worker: serving the control task queue');
+  if (parts.renderWorker) lines.push('  Render worker:  serving the GPU task queue');
+  lines.push(`  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`, `  Data:        ${settings.dataDir}`);
+  console.log(lines.join('\n'));
+}
+
 program
   .command('start')
-  .description('start the whole service: API, websocket, Temporal (embedded unless TEMPORAL_ADDRESS is set) and workers')
+  .description('start the whole service: API, websocket, Temporal (embedded unless TEMPORAL_ADDRESS is set) and both workers')
+  .action(() => runParts({ api: true, controlWorker: true, renderWorker: true }));
+
+program
+  .command('api')
+  .description('start only the API server (and websocket)')
+  .action(() => runParts({ api: true, controlWorker: false, renderWorker: false }));
+
+const worker = program.command('worker').description('start one Temporal worker');
+worker
+  .command('control')
+  .description('the control-plane worker: workflows and database activities')
+  .action(() => runParts({ api: false, controlWorker: true, renderWorker: false }));
+worker
+  .command('render')
+  .description('a render node: the lip-sync model on the GPU task queue (needs no database)')
   .action(async () => {
-    const settings = config();
-    const logger = createLogger(settings.env.LOG_LEVEL);
-    const started = await startService(settings, logger);
-    started.lifecycle.exitOnSignals();
-    console.log(
-      [
-        `petsing is running`,
-        `  API:         ${started.apiUrl}`,
-        `  WebSocket:   ${started.wsUrl}`,
-        `  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`,
-        `  Data:        ${settings.dataDir}`,
-      ].join('\n'),
-    );
+    const env = loadRenderWorkerEnv(process.env);
+    const logger = createLogger(env.LOG_LEVEL, 'petsing-render-node');
+    installTemporalLogging(logger.child({ part: 'temporal' }));
+    const lifecycle = new Lifecycle(logger);
+    const running = await startRenderWorker(env, messageFirstLogger(logger));
+    lifecycle.add('render worker', running.stop);
+    lifecycle.exitOnSignals();
+    console.log('petsing render node is serving the GPU task queue');
   });
 
 program

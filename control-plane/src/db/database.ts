@@ -10,6 +10,8 @@ import type { Database } from './schema.ts';
 export type DatabaseHandle = {
   db: Kysely<Database>;
   kind: 'postgres' | 'pglite';
+  /** Subscribes to a NOTIFY channel (fan-out across API replicas); resolves to an unsubscribe function. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
 
@@ -19,7 +21,38 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export async function openPostgres(connectionString: string, poolSize = 10): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString, max: poolSize });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  return { db, kind: 'postgres', listen: (channel, onMessage) => listenOnPostgres(connectionString, channel, onMessage), close: () => db.destroy() };
+}
+
+const LISTEN_RETRY_MS = 1_000;
+
+/**
+ * LISTEN on a dedicated connection (a pooled one would lose it), reconnecting after a dropped connection
+ * so a restarted database does not silently stop the event fan-out.
+ */
+async function listenOnPostgres(connectionString: string, channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString });
+    next.on('notification', (message) => {
+      if (message.channel === channel && message.payload !== undefined) onMessage(message.payload);
+    });
+    next.on('error', () => {
+      void next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect().catch(() => {}), LISTEN_RETRY_MS);
+    });
+    await next.connect();
+    await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    client = next;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
 }
 
 /** The embedded database: PGlite persisted under DATA_DIR/postgres. It admits one process at a time. */
@@ -34,6 +67,7 @@ export async function openPGlite(dataDir: string | undefined): Promise<DatabaseH
   return {
     db,
     kind: 'pglite',
+    listen: (channel, onMessage) => pglite.listen(channel, onMessage),
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -57,6 +57,8 @@ export interface VideosTable {
   failure_code: string | null;
   failure_reason: string | null;
   workflow_id: string | null;
+  source_image_url: string | null;
+  credit_returned_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;

@@ -67,7 +67,7 @@ export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contribut
       { name: 'public-api', description: 'The versioned public API (/v1), paid with credits.' },
     ],
   });
-  addGenericClientErrors(document.paths ?? {});
+  addGenericClientErrors((document.paths ?? {}) as Record<string, Record<string, unknown>>);
   return document;
 }
 

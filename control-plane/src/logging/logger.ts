@@ -30,3 +30,12 @@ export function createLogger(level: string, name = 'petsing'): Logger {
     },
   });
 }
+
+/** The render node's logging surface (message first), backed by pino. */
+export function messageFirstLogger(logger: Logger) {
+  return {
+    info: (message: string, fields: Record<string, unknown> = {}) => logger.info(fields, message),
+    warn: (message: string, fields: Record<string, unknown> = {}) => logger.warn(fields, message),
+    error: (message: string, fields: Record<string, unknown> = {}) => logger.error(fields, message),
+  };
+}

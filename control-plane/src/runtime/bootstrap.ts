@@ -2,7 +2,10 @@ import type { ControlPlaneConfig } from '../config/env.ts';
 import { migrateToLatest, openPGlite, openPostgres, type DatabaseHandle } from '../db/database.ts';
 import type { Logger } from '../logging/logger.ts';
 import { API_VERSIONS } from '../services/api-versions.ts';
-import { createServices, loadSigningSecret, openObjectStore, type AppContext } from './app-context.ts';
+import { createObjectStore } from '@petsing/workflows/storage';
+import type { Client } from '@temporalio/client';
+import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/workflows/runtime';
+import { createServices, type AppContext } from './app-context.ts';
 
 export async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle> {
   return config.env.DATABASE_URL
@@ -14,15 +17,16 @@ export async function openDatabase(config: ControlPlaneConfig): Promise<Database
 export async function openAppContext(
   config: ControlPlaneConfig,
   logger: Logger,
-  options: { database?: DatabaseHandle } = {},
+  options: { database?: DatabaseHandle; temporalClient?: Client } = {},
 ): Promise<AppContext & { close(): Promise<void> }> {
   const database = options.database ?? (await openDatabase(config));
   const closeDatabase = options.database ? async () => {} : () => database.close();
   try {
     const migration = await migrateToLatest(database.db);
     for (const result of migration.results ?? []) logger.info({ migration: result.migrationName }, 'applied migration');
-    const signingSecret = await loadSigningSecret(config);
-    const objectStore = await openObjectStore(config, signingSecret);
+    const signingSecret = await loadSigningSecret(config.env);
+    const objectStore = createObjectStore(objectStoreConfig(config.env, signingSecret));
+    const temporal = options.temporalClient ? undefined : lazyTemporalClient(config);
     return {
       config,
       logger,
@@ -30,11 +34,36 @@ export async function openAppContext(
       objectStore,
       signingSecret,
       apiVersions: API_VERSIONS,
-      services: createServices(database, objectStore),
-      close: closeDatabase,
+      services: createServices({
+        database,
+        objectStore,
+        logger,
+        temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
+      }),
+      close: async () => {
+        await temporal?.close();
+        await closeDatabase();
+      },
     };
   } catch (error) {
     await closeDatabase();
     throw error;
   }
+}
+
+/** Connects to Temporal on first use, so the API starts (and answers reads) while Temporal is still coming up. */
+function lazyTemporalClient(config: ControlPlaneConfig) {
+  let connecting: ReturnType<typeof connectTemporalClient> | undefined;
+  return {
+    client: async () => {
+      connecting ??= connectTemporalClient(config.env).catch((error: unknown) => {
+        connecting = undefined;
+        throw error;
+      });
+      return (await connecting).client;
+    },
+    close: async () => {
+      if (connecting) await (await connecting.catch(() => undefined))?.close();
+    },
+  };
 }

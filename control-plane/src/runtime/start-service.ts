@@ -1,19 +1,25 @@
+import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
+import { installTemporalLogging } from '@petsing/workflows/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
-import type { Logger } from '../logging/logger.ts';
+import { messageFirstLogger, type Logger } from '../logging/logger.ts';
+import { startControlWorker } from '../temporal/control-worker.ts';
+import { startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
 import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { startEmbeddedTemporal } from '../temporal/temporal-connection.ts';
 
 export type StartedService = { lifecycle: Lifecycle; apiUrl: string; wsUrl: string; temporalUiUrl: string | undefined };
 
+export type ServiceParts = { api: boolean; controlWorker: boolean; renderWorker: boolean };
+
 /**
- * `petsing start`: the whole service in one process — the API, a Temporal dev server (unless
- * TEMPORAL_ADDRESS is set), the control-plane worker and a render-node worker.
+ * Starts the parts of the service this process runs. `petsing start` runs all three (plus a Temporal dev
+ * server unless TEMPORAL_ADDRESS is set); `petsing api` and `petsing worker control` run one each.
  */
-export async function startService(config: ControlPlaneConfig, logger: Logger): Promise<StartedService> {
+export async function startService(config: ControlPlaneConfig, logger: Logger, parts: ServiceParts): Promise<StartedService> {
   const lifecycle = new Lifecycle(logger);
+  installTemporalLogging(logger.child({ part: 'temporal' }));
   try {
     const context = await openAppContext(config, logger);
     lifecycle.add('database', context.close);
@@ -21,17 +27,26 @@ export async function startService(config: ControlPlaneConfig, logger: Logger): 
       const controlSocket = await startControlSocket(context);
       lifecycle.add('control socket', controlSocket.close);
     }
-    await context.services.templates.seed(logger);
+    if (parts.api) await context.services.templates.seed(logger);
 
     let temporalUiUrl: string | undefined;
-    if (!config.env.TEMPORAL_ADDRESS) {
+    if (config.embedded.temporal && parts.api && parts.controlWorker) {
       const temporal = await startEmbeddedTemporal(config, logger);
       lifecycle.add('temporal dev server', temporal.stop);
       temporalUiUrl = temporal.uiUrl;
     }
-
-    const api = await startApiServer(context);
-    lifecycle.add('api server', api.close);
+    if (parts.controlWorker) {
+      const worker = await startControlWorker(context);
+      lifecycle.add('control worker', worker.stop);
+    }
+    if (parts.renderWorker) {
+      const worker = await startRenderWorker(loadRenderWorkerEnv(process.env), messageFirstLogger(logger.child({ part: 'render-node' })));
+      lifecycle.add('render worker', worker.stop);
+    }
+    if (parts.api) {
+      const api = await startApiServer(context);
+      lifecycle.add('api server', api.close);
+    }
     return { lifecycle, apiUrl: config.baseUrl, wsUrl: config.wsUrl, temporalUiUrl };
   } catch (error) {
     await lifecycle.stop();

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -87,6 +87,8 @@ export class LocalObjectStore implements ObjectStore {
     } catch (error) {
       await Promise.all([rm(dataTmp, { force: true }), rm(metaTmp, { force: true })]);
       if (['EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY'].includes(errorCode(error) ?? '')) {
+        // The key cannot be an object here, so the metadata already moved into place is stray.
+        await this.delete(key);
         throw new InvalidObjectKeyError(key, 'the local object store cannot hold a key that is also a folder of other keys', {
           cause: error,
         });
@@ -215,22 +217,16 @@ export function parseDownloadPath(pathAndQuery: string): DownloadRequest | null 
 
 /** Writes a complete file and flushes it to disk, so a later rename publishes finished bytes only. */
 async function writeSynced(path: string, body: Readable | Buffer, key: string, maxBytes: number | undefined): Promise<number> {
-  const handle = await open(path, 'wx');
-  try {
-    let bytes: number;
-    if (Buffer.isBuffer(body)) {
-      await handle.writeFile(body);
-      bytes = body.length;
-    } else {
-      const limit = new ByteLimit(key, maxBytes);
-      await pipeline(body, limit, handle.createWriteStream({ autoClose: false }));
-      bytes = limit.bytes;
-    }
-    await handle.sync();
-    return bytes;
-  } finally {
-    await handle.close();
+  if (Buffer.isBuffer(body)) {
+    await writeFile(path, body, { flag: 'wx', flush: true });
+    return body.length;
   }
+  // Opened before streaming so the file exists by the time a failure is cleaned up; the stream
+  // closes the handle (after fsync, via flush) whether it finishes or fails.
+  const handle = await open(path, 'wx');
+  const limit = new ByteLimit(key, maxBytes);
+  await pipeline(body, limit, handle.createWriteStream({ flush: true }));
+  return limit.bytes;
 }
 
 async function moveIntoPlace(from: string, to: string): Promise<void> {

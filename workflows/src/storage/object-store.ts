@@ -132,7 +132,7 @@ export function validateExpiresIn(expiresInSeconds: number, maxSeconds = Number.
  * name in RFC 5987 form, so no file name can break out of the header.
  */
 export function attachmentDisposition(fileName: string): string {
-  const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/gu, '_');
   const exact = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }

@@ -1,47 +1,8 @@
-import { access, constants, readFile } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
-
-export type TemporalTarget = {
-  address: string;
-  namespace: string;
-  apiKey?: string;
-  tls?: boolean | { clientCertPair?: { crt: Buffer; key: Buffer } };
-};
-
-export async function temporalTargetFromConfig(config: ControlPlaneConfig, address: string): Promise<TemporalTarget> {
-  const { env } = config;
-  const target: TemporalTarget = { address, namespace: env.TEMPORAL_NAMESPACE };
-  if (env.TEMPORAL_API_KEY) target.apiKey = env.TEMPORAL_API_KEY;
-  if (env.TEMPORAL_TLS_CERT_PATH && env.TEMPORAL_TLS_KEY_PATH) {
-    const [crt, key] = await Promise.all([readFile(env.TEMPORAL_TLS_CERT_PATH), readFile(env.TEMPORAL_TLS_KEY_PATH)]);
-    target.tls = { clientCertPair: { crt, key } };
-  } else if (env.TEMPORAL_TLS || env.TEMPORAL_API_KEY) {
-    target.tls = true; // Temporal Cloud API keys are only accepted over TLS.
-  }
-  return target;
-}
-
-export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({
-    address: target.address,
-    ...(target.tls !== undefined ? { tls: target.tls } : {}),
-    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
-  });
-  return { client: new Client({ connection, namespace: target.namespace }), close: () => connection.close() };
-}
-
-export function connectWorkerConnection(target: TemporalTarget): Promise<NativeConnection> {
-  return NativeConnection.connect({
-    address: target.address,
-    ...(target.tls !== undefined ? { tls: target.tls } : {}),
-    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
-  });
-}
 
 export type EmbeddedTemporal = { address: string; uiUrl: string; stop(): Promise<void> };
 

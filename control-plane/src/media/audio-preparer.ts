@@ -1,0 +1,58 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { ObjectStore } from '@petsing/workflows/storage';
+import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
+
+/** The model's audio: mono, 16 kHz (the mel recipe's rate), loudness-normalized, at most 30 s. */
+export const PREPARED_SAMPLE_RATE = 16_000;
+export const MAX_AUDIO_SECONDS = 30;
+export const MIN_AUDIO_SECONDS = 2;
+
+export class AudioRejected extends Error {
+  constructor(readonly code: 'audio_too_short' | 'audio_undecodable' | 'audio_no_stream', message: string) {
+    super(message);
+    this.name = 'AudioRejected';
+  }
+}
+
+export class AudioPreparer {
+  constructor(private readonly objects: ObjectStore) {}
+
+  /** Reads the source from the object store, writes the prepared WAV to `targetKey`; returns its length. */
+  async prepare(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
+    const directory = await mkdtemp(join(tmpdir(), 'petsing-audio-'));
+    try {
+      const source = join(directory, 'source');
+      const prepared = join(directory, 'prepared.wav');
+      const object = await this.objects.get(sourceKey);
+      await pipeline(object.body, createWriteStream(source));
+
+      const probed = await probeMedia(source).catch((error: unknown) => {
+        throw new AudioRejected('audio_undecodable', `The audio could not be read: ${(error as Error).message}`);
+      });
+      if (!probed.hasAudio) throw new AudioRejected('audio_no_stream', 'The file has no audio stream.');
+
+      await runMediaTool(
+        'ffmpeg',
+        ['-v', 'error', '-y', '-i', source, '-vn', '-t', String(MAX_AUDIO_SECONDS), '-af', 'loudnorm=I=-16:TP=-1.5:LRA=11',
+          '-ac', '1', '-ar', String(PREPARED_SAMPLE_RATE), '-c:a', 'pcm_s16le', prepared],
+        signal,
+      ).catch((error: unknown) => {
+        if (error instanceof MediaToolError) throw new AudioRejected('audio_undecodable', `The audio could not be decoded: ${error.message}`);
+        throw error;
+      });
+
+      const { durationSeconds } = await probeMedia(prepared);
+      if (!(durationSeconds >= MIN_AUDIO_SECONDS)) {
+        throw new AudioRejected('audio_too_short', `The audio lasts ${durationSeconds.toFixed(2)} s; at least ${MIN_AUDIO_SECONDS} s are needed.`);
+      }
+      await this.objects.put(targetKey, createReadStream(prepared), { contentType: 'audio/wav' });
+      return { durationSeconds };
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }
+}

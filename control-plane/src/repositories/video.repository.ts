@@ -1,0 +1,241 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
+
+/** What the status websocket and the notifier publish on every status change. */
+export type VideoStatusEvent = {
+  videoId: string;
+  userId: string;
+  status: VideoStatus;
+  progress: number;
+  failureCode: string | null;
+  failureReason: string | null;
+};
+
+export const VIDEO_STATUS_CHANNEL = 'video_status';
+
+export type Charge = { kind: 'api_credit' } | { kind: 'free_credit'; month: string } | { kind: 'subscription' };
+
+export class VideoRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  findById(id: string): Promise<Video | undefined> {
+    return this.db.selectFrom('videos').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findOwned(id: string, userId: string): Promise<Video | undefined> {
+    return this.db.selectFrom('videos').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  listOwned(userId: string, options: { limit: number; offset?: number }): Promise<Video[]> {
+    return this.db
+      .selectFrom('videos')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.limit)
+      .offset(options.offset ?? 0)
+      .execute();
+  }
+
+  async countOwned(userId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('videos')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /**
+   * Inserts the video and pays for it in one transaction: an API credit (ledger −1; the balance CHECK
+   * refuses an overdraft), a free web credit (refused when none is left this month), or a subscription.
+   * Returns undefined when the payment is refused; nothing is written then.
+   */
+  async insertPaid(video: NewVideo & { id: string }, charge: Charge): Promise<{ video: Video; creditsRemaining: number } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      let creditsRemaining = 0;
+      if (charge.kind === 'free_credit') {
+        const consumed = await consumeFreeCredit(trx, video.user_id, charge.month);
+        if (consumed === undefined) return undefined;
+        creditsRemaining = consumed;
+      }
+      const inserted = await trx.insertInto('videos').values(video).returningAll().executeTakeFirstOrThrow();
+      if (charge.kind === 'api_credit') {
+        const spent = await trx
+          .insertInto('credit_ledger')
+          .values({ user_id: video.user_id, delta: -1, reason: 'video_create', video_id: video.id })
+          .returning('id')
+          .executeTakeFirst()
+          .then(() => true)
+          .catch((error: { code?: string }) => {
+            if (error.code === '23514') return false;
+            throw error;
+          });
+        if (!spent) throw new InsufficientCredits();
+        creditsRemaining = (await trx.selectFrom('credit_balances').select('balance').where('user_id', '=', video.user_id).executeTakeFirstOrThrow()).balance;
+      }
+      return { video: inserted, creditsRemaining };
+    }).catch((error: unknown) => {
+      if (error instanceof InsufficientCredits) return undefined;
+      throw error;
+    });
+  }
+
+  async setWorkflowId(id: string, workflowId: string): Promise<void> {
+    await this.db.updateTable('videos').set({ workflow_id: workflowId }).where('id', '=', id).execute();
+  }
+
+  /** Moves a queued video to `processing`; idempotent for a video already there. */
+  markProcessing(id: string): Promise<Video | undefined> {
+    return this.changeStatus(id, ['pending', 'processing'], { status: 'processing' });
+  }
+
+  /** Starts a re-render of a finished video; the previous output stays until the new one replaces it. */
+  markRerendering(id: string): Promise<Video | undefined> {
+    return this.changeStatus(id, ['completed', 'processing'], { status: 'processing', progress: 0, failure_code: null, failure_reason: null });
+  }
+
+  async recordProgress(id: string, progress: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const video = await trx
+        .updateTable('videos')
+        .set({ progress, updated_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'processing')
+        .where('progress', '<', progress)
+        .returningAll()
+        .executeTakeFirst();
+      if (video) await notify(trx, video);
+    });
+  }
+
+  complete(id: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[] } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!before) return undefined;
+      const video = await trx
+        .updateTable('videos')
+        .set({
+          status: 'completed',
+          progress: 100,
+          output_key: output.outputKey,
+          thumbnail_key: output.thumbnailKey,
+          has_watermark: output.watermark,
+          failure_code: null,
+          failure_reason: null,
+          completed_at: new Date(),
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (before.status !== 'completed' || before.output_key !== output.outputKey) await notify(trx, video);
+      const replaced = [before.output_key, before.thumbnail_key].filter(
+        (key): key is string => key !== null && key !== output.outputKey && key !== output.thumbnailKey,
+      );
+      return { video, replaced };
+    });
+  }
+
+  /**
+   * Fails the video and gives back what it cost, exactly once: an API credit as a ledger `refund` (the
+   * unique index allows one per video), a free credit through credit_returned_at. A video already
+   * completed or deleted is left alone.
+   */
+  fail(id: string, failure: { code: string; reason: string }): Promise<Video | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const video = await trx
+        .updateTable('videos')
+        .set({ status: 'failed', failure_code: failure.code, failure_reason: failure.reason, updated_at: new Date() })
+        .where('id', '=', id)
+        .where('status', 'in', ['pending', 'processing', 'failed'])
+        .returningAll()
+        .executeTakeFirst();
+      if (!video) return undefined;
+      const returned = await trx
+        .updateTable('videos')
+        .set({ credit_returned_at: new Date() })
+        .where('id', '=', id)
+        .where('credit_returned_at', 'is', null)
+        .returning('payment')
+        .executeTakeFirst();
+      if (returned?.payment === 'api_credit') {
+        await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: 1, reason: 'refund', video_id: id }).execute();
+      } else if (returned?.payment === 'free_credit') {
+        await returnFreeCredit(trx, video.user_id, video.created_at);
+      }
+      if (returned) await notify(trx, video);
+      return video;
+    });
+  }
+
+  /** A failed watermark-removal re-render: the video keeps its previous (watermarked) output. */
+  abandonRerender(id: string, failure: { code: string; reason: string }): Promise<Video | undefined> {
+    return this.changeStatus(id, ['processing'], { status: 'completed', progress: 100, failure_code: failure.code, failure_reason: failure.reason });
+  }
+
+  async delete(id: string): Promise<Video | undefined> {
+    return this.db.deleteFrom('videos').where('id', '=', id).returningAll().executeTakeFirst();
+  }
+
+  private changeStatus(
+    id: string,
+    from: VideoStatus[],
+    values: Partial<Pick<Video, 'status' | 'progress' | 'failure_code' | 'failure_reason'>>,
+  ): Promise<Video | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('videos').select('status').where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!before || !from.includes(before.status)) return undefined;
+      const video = await trx
+        .updateTable('videos')
+        .set({ ...values, updated_at: new Date() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (before.status !== video.status) await notify(trx, video);
+      return video;
+    });
+  }
+}
+
+class InsufficientCredits extends Error {}
+
+/** Takes one of this month's free credits; a new month starts again from 2. Returns what is left. */
+async function consumeFreeCredit(trx: Transaction<Database>, userId: string, month: string): Promise<number | undefined> {
+  const row = await trx
+    .updateTable('users')
+    .set({
+      free_credits: sql<number>`case when free_credits_month = ${month}::date then free_credits - 1 else 1 end`,
+      free_credits_month: month,
+      updated_at: new Date(),
+    })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('free_credits_month', '<>', sql<Date>`${month}::date`), eb('free_credits', '>', 0)]))
+    .returning('free_credits')
+    .executeTakeFirst();
+  return row?.free_credits;
+}
+
+/** Gives a free credit back, but only within the month it was spent in (a new month has reset anyway). */
+async function returnFreeCredit(trx: Transaction<Database>, userId: string, spentAt: Date): Promise<void> {
+  const month = `${spentAt.toISOString().slice(0, 7)}-01`;
+  await trx
+    .updateTable('users')
+    .set({ free_credits: sql<number>`least(free_credits + 1, 2)` })
+    .where('id', '=', userId)
+    .where('free_credits_month', '=', sql<Date>`${month}::date`)
+    .execute();
+}
+
+async function notify(trx: Transaction<Database>, video: Video): Promise<void> {
+  const event: VideoStatusEvent = {
+    videoId: video.id,
+    userId: video.user_id,
+    status: video.status,
+    progress: video.progress,
+    failureCode: video.failure_code,
+    failureReason: video.failure_reason,
+  };
+  await sql`select pg_notify(${VIDEO_STATUS_CHANNEL}, ${JSON.stringify(event)})`.execute(trx);
+}

@@ -1,0 +1,106 @@
+import type { ObjectStore } from '@petsing/workflows/storage';
+import { preparedAudioKey, videoObjectPrefix, type RenderPlan } from '@petsing/workflows';
+import type { Video } from '../db/schema.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { AudioPreparer } from '../media/audio-preparer.ts';
+import type { TemplateRepository } from '../repositories/template.repository.ts';
+import type { VideoRepository } from '../repositories/video.repository.ts';
+
+/** A video the pipeline cannot render, ever: no retry will help. */
+export class PermanentRenderFailure extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = 'PermanentRenderFailure';
+  }
+}
+
+/** The video was deleted while its render was queued or running. */
+export class VideoGone extends Error {
+  constructor(videoId: string) {
+    super(`Video ${videoId} no longer exists.`);
+    this.name = 'VideoGone';
+  }
+}
+
+/** Fetches a photo from a user-supplied URL into the object store (the safe fetcher of the public API). */
+export type ImageImporter = (video: Video) => Promise<string>;
+
+/**
+ * The control plane's side of a render: every step is idempotent, because Temporal retries activities
+ * and a retry must never duplicate a status change, a refund, an object or an event.
+ */
+export class VideoRenderService {
+  constructor(
+    private readonly videos: VideoRepository,
+    private readonly templates: TemplateRepository,
+    private readonly objects: ObjectStore,
+    private readonly audio: AudioPreparer,
+    private readonly importImage: ImageImporter | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  async beginRender(videoId: string): Promise<RenderPlan> {
+    const video = await this.videos.findById(videoId);
+    if (!video) throw new VideoGone(videoId);
+    await this.videos.markProcessing(videoId);
+    return this.plan(video, video.has_watermark);
+  }
+
+  async beginRerender(videoId: string): Promise<RenderPlan> {
+    const video = await this.videos.markRerendering(videoId);
+    if (!video) {
+      const existing = await this.videos.findById(videoId);
+      if (!existing) throw new VideoGone(videoId);
+      throw new PermanentRenderFailure('not_rerenderable', `Video ${videoId} is ${existing.status}; only a completed video can be re-rendered.`);
+    }
+    return this.plan(video, false);
+  }
+
+  async prepareAudio(videoId: string, sourceAudioKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
+    const audioKey = preparedAudioKey(videoId);
+    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, audioKey, signal);
+    return { audioKey, durationSeconds };
+  }
+
+  recordProgress(videoId: string, progress: number): Promise<void> {
+    return this.videos.recordProgress(videoId, progress);
+  }
+
+  async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<void> {
+    const result = await this.videos.complete(videoId, output);
+    if (!result) {
+      // Deleted while rendering: what the render stored must not outlive the video.
+      await this.objects.deletePrefix(videoObjectPrefix(videoId));
+      return;
+    }
+    for (const key of result.replaced) await this.objects.delete(key);
+  }
+
+  async fail(videoId: string, failure: { code: string; reason: string }): Promise<void> {
+    const video = await this.videos.fail(videoId, failure);
+    if (video) this.logger.warn({ videoId, code: failure.code, reason: failure.reason }, 'render failed');
+  }
+
+  async abandonRerender(videoId: string, failure: { code: string; reason: string }): Promise<void> {
+    await this.videos.abandonRerender(videoId, failure);
+    this.logger.error({ videoId, code: failure.code, reason: failure.reason }, 're-render without watermark failed');
+  }
+
+  async deleteObjects(videoId: string): Promise<void> {
+    await this.objects.deletePrefix(videoObjectPrefix(videoId));
+  }
+
+  private async plan(video: Video, watermark: boolean): Promise<RenderPlan> {
+    let imageKey = video.image_key;
+    if (!imageKey) {
+      if (!this.importImage) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
+      imageKey = await this.importImage(video);
+    }
+    let sourceAudioKey = video.audio_key;
+    if (!sourceAudioKey && video.template_id !== null) {
+      sourceAudioKey = (await this.templates.findById(video.template_id))?.audio_key ?? null;
+    }
+    if (!sourceAudioKey) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
+    return { videoId: video.id, imageKey, sourceAudioKey, watermark };
+  }
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { videoObjectPrefix } from '@petsing/workflows';
+import type { ObjectStore } from '@petsing/workflows/storage';
+import type { Video } from '../db/schema.ts';
+import { AppError, notFound } from '../errors/app-error.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { Charge, VideoRepository } from '../repositories/video.repository.ts';
+import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+
+export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
+
+export type CreateVideoInput = {
+  userId: string;
+  origin: 'api' | 'web';
+  charge: Charge;
+  watermark: boolean;
+  templateId?: number;
+  image: { upload: MediaUpload } | { url: string };
+  audio?: { upload: MediaUpload } | { key: string };
+};
+
+export type CreatedVideo = { video: Video; creditsRemaining: number };
+
+export class VideoService {
+  constructor(
+    private readonly videos: VideoRepository,
+    private readonly objects: ObjectStore,
+    private readonly scheduler: RenderScheduler,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Stores the inputs, inserts and pays for the video in one transaction, then queues its render.
+   * Returns undefined when the payment is refused (nothing is left behind then). If the render cannot be
+   * queued, the video fails at once and its payment is given back.
+   */
+  async create(input: CreateVideoInput): Promise<CreatedVideo | undefined> {
+    const id = randomUUID();
+    const prefix = videoObjectPrefix(id);
+    try {
+      const imageKey = 'upload' in input.image ? await this.store(`${prefix}image.${input.image.upload.extension}`, input.image.upload) : null;
+      let audioKey: string | null = null;
+      if (input.audio && 'upload' in input.audio) audioKey = await this.store(`${prefix}audio.${input.audio.upload.extension}`, input.audio.upload);
+      if (input.audio && 'key' in input.audio) audioKey = await this.copy(input.audio.key, `${prefix}audio-source`);
+
+      const created = await this.videos.insertPaid(
+        {
+          id,
+          user_id: input.userId,
+          origin: input.origin,
+          payment: input.charge.kind,
+          template_id: input.templateId ?? null,
+          status: input.origin === 'api' ? 'processing' : 'pending',
+          image_key: imageKey,
+          source_image_url: 'url' in input.image ? input.image.url : null,
+          audio_key: audioKey,
+          has_watermark: input.watermark,
+        },
+        input.charge,
+      );
+      if (!created) {
+        await this.objects.deletePrefix(prefix);
+        return undefined;
+      }
+      await this.queue(created.video);
+      return created;
+    } catch (error) {
+      await this.objects.deletePrefix(prefix).catch(() => {});
+      throw error;
+    }
+  }
+
+  get(userId: string, videoId: string): Promise<Video | undefined> {
+    return this.videos.findOwned(videoId, userId);
+  }
+
+  list(userId: string, options: { limit: number; offset?: number }): Promise<Video[]> {
+    return this.videos.listOwned(userId, options);
+  }
+
+  count(userId: string): Promise<number> {
+    return this.videos.countOwned(userId);
+  }
+
+  /**
+   * Deletes a video of the caller: stops its render, removes the row and every stored object. The credit
+   * it cost is not given back. Another user's video is indistinguishable from a missing one.
+   */
+  async delete(userId: string, videoId: string): Promise<void> {
+    const video = await this.videos.findOwned(videoId, userId);
+    if (!video) throw notFound(`Video ${videoId}`);
+    await this.scheduler.cancel(videoId).catch((error: unknown) => {
+      // The workflow notices on its own: every later step finds the video gone and removes its objects.
+      this.logger.warn({ err: error, videoId }, 'could not cancel the render of a deleted video');
+    });
+    await this.videos.delete(videoId);
+    await this.objects.deletePrefix(videoObjectPrefix(videoId));
+  }
+
+  private async queue(video: Video): Promise<void> {
+    try {
+      const workflowId = await this.scheduler.startRender(video.id);
+      await this.videos.setWorkflowId(video.id, workflowId);
+    } catch (error) {
+      this.logger.error({ err: error, videoId: video.id }, 'could not queue the render');
+      await this.videos.fail(video.id, { code: 'queue_unavailable', reason: 'The render could not be queued.' });
+      throw new AppError('service_unavailable', 'The render queue is unavailable; nothing was charged.', { cause: error });
+    }
+  }
+
+  private async store(key: string, upload: MediaUpload): Promise<string> {
+    await this.objects.put(key, upload.body, { contentType: upload.contentType });
+    return key;
+  }
+
+  private async copy(sourceKey: string, targetKey: string): Promise<string> {
+    const source = await this.objects.get(sourceKey);
+    await this.objects.put(targetKey, source.body, { contentType: source.contentType });
+    return targetKey;
+  }
+}

@@ -1,0 +1,39 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { FAILURE_TYPES, type ControlActivities } from '@petsing/workflows';
+import { AudioRejected } from '../media/audio-preparer.ts';
+import { PermanentRenderFailure, VideoGone, type VideoRenderService } from '../services/video-render.service.ts';
+
+/**
+ * The control-plane activities, built from their dependencies. They only translate between Temporal and
+ * the render service: expected failures become non-retryable ApplicationFailures carrying a code.
+ */
+export function createControlActivities(renders: VideoRenderService): ControlActivities {
+  return {
+    beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
+    beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
+    prepareAudio: ({ videoId, sourceAudioKey }) =>
+      translate(() => renders.prepareAudio(videoId, sourceAudioKey, Context.current().cancellationSignal)),
+    recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
+    completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),
+    failVideo: ({ videoId, code, reason }) => renders.fail(videoId, { code, reason }),
+    abandonRerender: ({ videoId, code, reason }) => renders.abandonRerender(videoId, { code, reason }),
+    deleteVideoObjects: ({ videoId }) => renders.deleteObjects(videoId),
+  };
+}
+
+async function translate<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof VideoGone) throw ApplicationFailure.nonRetryable(error.message, FAILURE_TYPES.videoGone);
+    if (error instanceof PermanentRenderFailure || error instanceof AudioRejected) {
+      throw ApplicationFailure.create({
+        message: error.message,
+        type: FAILURE_TYPES.permanent,
+        nonRetryable: true,
+        details: [{ code: error.code }],
+      });
+    }
+    throw error;
+  }
+}

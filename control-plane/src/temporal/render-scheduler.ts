@@ -1,0 +1,48 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { renderWorkflowId, rerenderWorkflowId, TASK_QUEUES, type RenderVideoInput } from '@petsing/workflows';
+
+/** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
+export class RenderScheduler {
+  constructor(private readonly client: () => Promise<Client>) {}
+
+  /** Starts the video's render; starting it twice is a no-op (the workflow id is the video's). */
+  async startRender(videoId: string): Promise<string> {
+    const workflowId = renderWorkflowId(videoId);
+    const input: RenderVideoInput = { videoId };
+    try {
+      await (await this.client()).workflow.start('renderVideo', {
+        taskQueue: TASK_QUEUES.control,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    return workflowId;
+  }
+
+  /** Starts (or joins, if one is running) the watermark-removal re-render of a video. */
+  async startRerender(videoId: string): Promise<string> {
+    const workflowId = rerenderWorkflowId(videoId);
+    await (await this.client()).workflow.start('rerenderWithoutWatermark', {
+      taskQueue: TASK_QUEUES.control,
+      workflowId,
+      args: [{ videoId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return workflowId;
+  }
+
+  /** Cancels whatever is rendering the video; finished or unknown workflows are fine. */
+  async cancel(videoId: string): Promise<void> {
+    const client = await this.client();
+    for (const workflowId of [renderWorkflowId(videoId), rerenderWorkflowId(videoId)]) {
+      try {
+        await client.workflow.getHandle(workflowId).cancel();
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    }
+  }
+}

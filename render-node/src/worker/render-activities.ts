@@ -1,0 +1,103 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { FAILURE_TYPES, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
+import type { ObjectStore } from '@petsing/workflows/storage';
+import { isRenderError } from '../errors.ts';
+import type { LipSyncModel } from '../lipsync-model.ts';
+import type { Logger } from '../logger.ts';
+import { renderVideo } from '../render-pipeline.ts';
+
+/** How often a render heartbeats even when no frame finished (decoding, uploading). */
+const HEARTBEAT_INTERVAL_MS = 5_000;
+/** Progress is signalled to the workflow in steps of this many percent. */
+const PROGRESS_SIGNAL_STEP = 5;
+
+export type RenderActivityDependencies = {
+  objects: ObjectStore;
+  model: LipSyncModel;
+  size: number;
+  fps: number;
+  logger: Logger;
+  /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
+  signalProgress(workflowId: string, percent: number): Promise<void>;
+};
+
+/**
+ * The render node's activity: download the inputs, render, upload the outputs. It heartbeats, so a node
+ * that dies is noticed and the render retried elsewhere; on cancellation the pipeline aborts and the
+ * temporary files go.
+ */
+export function createRenderActivities(deps: RenderActivityDependencies): RenderActivities {
+  return {
+    async renderLipSync(input: RenderLipSyncInput) {
+      const context = Context.current();
+      const directory = await mkdtemp(join(tmpdir(), 'petsing-render-'));
+      let progress = 0;
+      let signalled = 0;
+      const heartbeat = setInterval(() => context.heartbeat({ progress }), HEARTBEAT_INTERVAL_MS);
+      try {
+        context.heartbeat({ progress });
+        const imagePath = join(directory, 'image');
+        const audioPath = join(directory, 'audio.wav');
+        const outputPath = join(directory, 'output.mp4');
+        const thumbnailPath = join(directory, 'thumbnail.jpg');
+        await download(deps.objects, input.imageKey, imagePath);
+        await download(deps.objects, input.audioKey, audioPath);
+
+        const result = await renderVideo({
+          model: deps.model,
+          imagePath,
+          audioPath,
+          outputPath,
+          thumbnailPath,
+          watermark: input.watermark,
+          size: deps.size,
+          fps: deps.fps,
+          signal: context.cancellationSignal,
+          logger: deps.logger,
+          onProgress: (percent) => {
+            progress = Math.floor(percent);
+            context.heartbeat({ progress });
+            if (progress >= signalled + PROGRESS_SIGNAL_STEP) {
+              signalled = progress;
+              deps.signalProgress(input.workflowId, progress).catch((error: unknown) => {
+                deps.logger.warn('could not signal render progress', { videoId: input.videoId, error: String(error) });
+              });
+            }
+          },
+        });
+
+        await deps.objects.put(input.outputKey, createReadStream(outputPath), { contentType: 'video/mp4' });
+        await deps.objects.put(input.thumbnailKey, createReadStream(thumbnailPath), { contentType: 'image/jpeg' });
+        return {
+          outputKey: input.outputKey,
+          thumbnailKey: input.thumbnailKey,
+          durationSeconds: result.durationSeconds,
+          frames: result.frames,
+        };
+      } catch (error) {
+        if (isRenderError(error) && error.permanent) {
+          throw ApplicationFailure.create({
+            message: error.message,
+            type: FAILURE_TYPES.permanent,
+            nonRetryable: true,
+            details: [{ code: error.code, hint: error.hint }],
+          });
+        }
+        throw error;
+      } finally {
+        clearInterval(heartbeat);
+        await rm(directory, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+async function download(objects: ObjectStore, key: string, path: string): Promise<void> {
+  const object = await objects.get(key);
+  await pipeline(object.body, createWriteStream(path));
+}

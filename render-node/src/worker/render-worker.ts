@@ -1,0 +1,100 @@
+import { mkdir, rename, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Worker } from '@temporalio/worker';
+import { z } from 'zod';
+import { RENDER_PROGRESS_SIGNAL, TASK_QUEUES } from '@petsing/workflows';
+import {
+  ConfigError,
+  connectTemporalClient,
+  connectTemporalWorker,
+  loadSigningSecret,
+  objectStoreConfig,
+  parseEnvironment,
+  resolveDataDir,
+  sharedEnvProblems,
+  sharedEnvShape,
+} from '@petsing/workflows/runtime';
+import { createObjectStore, type ObjectStore } from '@petsing/workflows/storage';
+import { renderNodeEnvSchema } from '../config.ts';
+import { loadLipSyncModel } from '../lipsync-model.ts';
+import type { Logger } from '../logger.ts';
+import { createRenderActivities } from './render-activities.ts';
+
+/** A render node's whole environment: Temporal, object storage and the model settings. No database. */
+export const renderWorkerEnvSchema = z.object({
+  ...sharedEnvShape,
+  ...renderNodeEnvSchema.shape,
+  RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(1),
+});
+export type RenderWorkerEnv = z.infer<typeof renderWorkerEnvSchema>;
+
+export function loadRenderWorkerEnv(env: NodeJS.ProcessEnv = process.env): RenderWorkerEnv {
+  const parsed = parseEnvironment(renderWorkerEnvSchema, env);
+  const problems = sharedEnvProblems(parsed);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return parsed;
+}
+
+export type RunningRenderWorker = { stop(): Promise<void> };
+
+/**
+ * Starts a render node: loads and warms up the model first (so it never takes a job it cannot run),
+ * then serves the GPU task queue until stopped.
+ */
+export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): Promise<RunningRenderWorker> {
+  const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
+  const modelPath = await resolveModelPath(env, objects);
+  const model = await loadLipSyncModel({
+    provider: env.RENDER_EXECUTION_PROVIDER,
+    cudaFallback: env.RENDER_CUDA_FALLBACK,
+    batchSize: env.RENDER_BATCH_SIZE,
+    logger,
+    ...(modelPath ? { modelPath } : {}),
+  });
+  logger.info('lip-sync model ready', { source: model.source, provider: model.provider, faceSize: model.faceSize });
+
+  const temporal = await connectTemporalClient(env);
+  const connection = await connectTemporalWorker(env);
+  const worker = await Worker.create({
+    connection,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: TASK_QUEUES.render,
+    maxConcurrentActivityTaskExecutions: env.RENDER_CONCURRENCY,
+    activities: createRenderActivities({
+      objects,
+      model,
+      size: env.RENDER_OUTPUT_SIZE,
+      fps: env.RENDER_FPS,
+      logger,
+      signalProgress: (workflowId, percent) =>
+        temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
+    }),
+  });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await temporal.close();
+    },
+  };
+}
+
+/** RENDER_MODEL_PATH is a local file, or else an object-store key fetched once into DATA_DIR/models. */
+async function resolveModelPath(env: RenderWorkerEnv, objects: ObjectStore): Promise<string | undefined> {
+  const configured = env.RENDER_MODEL_PATH;
+  if (!configured) return undefined;
+  if (await stat(configured).then((s) => s.isFile(), () => false)) return configured;
+  const cached = join(resolveDataDir(env), 'models', configured.replaceAll('/', '_'));
+  if (!(await stat(cached).then((s) => s.isFile(), () => false))) {
+    await mkdir(join(resolveDataDir(env), 'models'), { recursive: true });
+    const object = await objects.get(configured);
+    const partial = `${cached}.${process.pid}.partial`;
+    await pipeline(object.body, createWriteStream(partial));
+    await rename(partial, cached);
+  }
+  return cached;
+}

@@ -1,0 +1,116 @@
+import { access, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
+import { decodeAudio } from '../src/audio-decoder.ts';
+import { RenderError } from '../src/errors.ts';
+import { loadLipSyncModel, type LipSyncModel } from '../src/lipsync-model.ts';
+import { renderVideo, type RenderVideoOptions } from '../src/render-pipeline.ts';
+import { renderSamplePet } from '../src/sample-pet.ts';
+import { run, tempDir, testLogger } from './helpers.ts';
+
+let dir: string;
+let model: LipSyncModel;
+let petPath: string;
+let songPath: string;
+
+beforeAll(async () => {
+  dir = await tempDir('errors');
+  petPath = join(dir, 'pet.png');
+  songPath = join(dir, 'song.mp3');
+  await writeFile(petPath, await renderSamplePet(512));
+  await writeSyntheticSong(songPath, 6);
+  model = await loadLipSyncModel({ provider: 'cpu', cudaFallback: 'refuse', logger: testLogger, batchSize: 8 });
+});
+
+afterAll(async () => {
+  await model?.release();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function renderError(overrides: Partial<RenderVideoOptions>): Promise<RenderError> {
+  const error = await renderVideo({
+    model,
+    imagePath: petPath,
+    audioPath: songPath,
+    outputPath: join(dir, 'out.mp4'),
+    thumbnailPath: join(dir, 'out.jpg'),
+    watermark: false,
+    logger: testLogger,
+    ...overrides,
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RenderError);
+  return error as RenderError;
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+describe('permanent errors with clear codes', () => {
+  it('an audio file with no audio stream: audio_no_stream', async () => {
+    const path = join(dir, 'video-only.mp4');
+    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '1', '-c:v', 'libx264', path]);
+    const error = await renderError({ audioPath: path });
+    expect([error.code, error.permanent]).toEqual(['audio_no_stream', true]);
+    expect(error.hint).toMatch(/no sound track/);
+  });
+
+  it('a file that is not audio: audio_undecodable', async () => {
+    const path = join(dir, 'noise.mp3');
+    await writeFile(path, Buffer.alloc(4096, 7));
+    const error = await renderError({ audioPath: path });
+    expect([error.code, error.permanent]).toEqual(['audio_undecodable', true]);
+  });
+
+  it('a photo with no usable face region: face_not_found with an honest hint', async () => {
+    const path = join(dir, 'landscape.png');
+    const sharp = (await import('sharp')).default;
+    await sharp(
+      Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="640" height="480">
+        <rect width="640" height="260" fill="#8fb8e0"/><rect y="260" width="640" height="220" fill="#4f8a3a"/></svg>`),
+    )
+      .png()
+      .toFile(path);
+    const error = await renderError({ imagePath: path });
+    expect([error.code, error.permanent]).toEqual(['face_not_found', true]);
+    expect(error.hint).toMatch(/hard case/);
+    expect(await exists(join(dir, 'out.mp4'))).toBe(false);
+  });
+
+  it('a truncated photo: image_undecodable', async () => {
+    const sharp = (await import('sharp')).default;
+    const jpeg = await sharp(await renderSamplePet(256)).jpeg().toBuffer();
+    const path = join(dir, 'half.jpg');
+    await writeFile(path, jpeg.subarray(0, jpeg.length - 400));
+    const error = await renderError({ imagePath: path });
+    expect([error.code, error.permanent]).toEqual(['image_undecodable', true]);
+  });
+
+  it('decodes real audio to 16 kHz mono', async () => {
+    const audio = await decodeAudio(songPath);
+    expect(audio.sampleRate).toBe(16000);
+    expect(Math.abs(audio.durationSeconds - 6)).toBeLessThan(0.06);
+  });
+});
+
+describe('cancellation', () => {
+  it('stops on abort and removes its partial outputs', async () => {
+    const controller = new AbortController();
+    const outputPath = join(dir, 'cancelled.mp4');
+    const thumbnailPath = join(dir, 'cancelled.jpg');
+    const error = await renderError({
+      outputPath,
+      thumbnailPath,
+      signal: controller.signal,
+      onProgress: (percent) => {
+        if (percent >= 40) controller.abort();
+      },
+    });
+    expect([error.code, error.permanent]).toEqual(['aborted', false]);
+    expect(await exists(outputPath)).toBe(false);
+    expect(await exists(thumbnailPath)).toBe(false);
+    expect((await readdir(dir)).filter((name) => name.startsWith('cancelled'))).toEqual([]);
+  });
+});

@@ -1,0 +1,199 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+import sharp, { type Sharp } from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RenderError } from '../src/errors.ts';
+import { decodeImage, type RgbImage } from '../src/image-decoder.ts';
+import { DetectionFailure, detectMouthHeuristic, type MouthRegion } from '../src/mouth-detector.ts';
+import { renderSamplePet } from '../src/sample-pet.ts';
+import { tempDir } from './helpers.ts';
+
+let dir: string;
+let pet: Buffer;
+
+beforeAll(async () => {
+  dir = await tempDir('images');
+  pet = await renderSamplePet(384);
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function pixel(image: RgbImage, x: number, y: number): number[] {
+  const i = (y * image.width + x) * 3;
+  return [image.data[i]!, image.data[i + 1]!, image.data[i + 2]!];
+}
+
+async function rejection(promise: Promise<unknown>): Promise<RenderError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RenderError);
+  return error as RenderError;
+}
+
+describe('image decoding', () => {
+  it.each([
+    ['jpeg', (s: Sharp) => s.jpeg({ quality: 90 })],
+    ['png', (s: Sharp) => s.png()],
+    ['webp', (s: Sharp) => s.webp({ quality: 90 })],
+  ])('decodes %s', async (format, encode) => {
+    const path = join(dir, `pet.${format}`);
+    await encode(sharp(pet)).toFile(path);
+    const image = await decodeImage(path);
+    expect([image.format, image.width, image.height, image.decoder]).toEqual([format, 384, 384, 'sharp']);
+    // The nose is dark, the muzzle below it pale: the picture survived decoding.
+    expect(Math.max(...pixel(image, 192, 204))).toBeLessThan(80);
+    expect(Math.min(...pixel(image, 192, 240))).toBeGreaterThan(150);
+  });
+
+  it('decodes HEIC (HEVC) through heif-convert, since the prebuilt sharp has no HEVC decoder', async () => {
+    const path = join(import.meta.dirname, 'fixtures', 'sample-pet.heic');
+    const metadata = await sharp(path).metadata();
+    expect([metadata.format, metadata.compression]).toEqual(['heif', 'hevc']);
+    const image = await decodeImage(path);
+    expect([image.format, image.decoder, image.width, image.height]).toEqual(['heic', 'heif-convert', 384, 384]);
+    expect(Math.max(...pixel(image, 192, 204))).toBeLessThan(90);
+    expect(Math.min(...pixel(image, 192, 240))).toBeGreaterThan(140);
+  });
+
+  it('honours EXIF orientation', async () => {
+    // 64×32, left half red, right half blue, stored with orientation 6 (display rotated 90° clockwise).
+    const raw = Buffer.alloc(64 * 32 * 3);
+    for (let y = 0; y < 32; y++) for (let x = 0; x < 64; x++) raw.set(x < 32 ? [220, 20, 20] : [20, 20, 220], (y * 64 + x) * 3);
+    const path = join(dir, 'rotated.jpg');
+    await sharp(raw, { raw: { width: 64, height: 32, channels: 3 } }).jpeg({ quality: 95 }).withMetadata({ orientation: 6 }).toFile(path);
+    const image = await decodeImage(path);
+    expect([image.width, image.height]).toEqual([32, 64]);
+    // Rotated clockwise, the left (red) half is on top.
+    expect(pixel(image, 16, 8)[0]).toBeGreaterThan(180);
+    expect(pixel(image, 16, 56)[2]).toBeGreaterThan(180);
+  });
+
+  it('refuses a truncated image with a permanent image_undecodable', async () => {
+    const jpeg = await sharp(pet).jpeg().toBuffer();
+    const path = join(dir, 'truncated.jpg');
+    await writeFile(path, jpeg.subarray(0, Math.floor(jpeg.length / 2)));
+    const error = await rejection(decodeImage(path));
+    expect([error.code, error.permanent]).toEqual(['image_undecodable', true]);
+    expect(error.hint).toMatch(/damaged|incomplete/);
+  });
+
+  it('refuses a decompression bomb before decoding it', async () => {
+    // A valid 30000×30000 greyscale PNG of zeros: about 100 KB on disk, 900 megapixels decoded.
+    const side = 30_000;
+    const header = Buffer.alloc(13);
+    header.writeUInt32BE(side, 0);
+    header.writeUInt32BE(side, 4);
+    header.set([1, 0, 0, 0, 0], 8); // 1-bit greyscale
+    const rows = Buffer.alloc((1 + side / 8) * side);
+    const chunk = (type: string, data: Buffer) => {
+      const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(data.length);
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(crc32(body));
+      return Buffer.concat([length, body, crc]);
+    };
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+    const path = join(dir, 'bomb.png');
+    await writeFile(path, png);
+    expect(png.length).toBeLessThan(1_000_000);
+    const started = performance.now();
+    const error = await rejection(decodeImage(path));
+    expect([error.code, error.permanent]).toEqual(['image_too_large', true]);
+    expect(error.message).toContain('30000×30000');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses a file that is no image at all', async () => {
+    const path = join(dir, 'notes.png');
+    await writeFile(path, 'not a picture');
+    const error = await rejection(decodeImage(path));
+    expect(error.code).toBe('image_undecodable');
+  });
+});
+
+function crc32(data: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+async function rgb(input: Buffer | Sharp): Promise<RgbImage> {
+  const { data, info } = await (Buffer.isBuffer(input) ? sharp(input) : input).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data };
+}
+
+/** A room: a pale wall with a darker floor, both running off the sides, as behind many pet photos. */
+function room(width: number, height: number): Sharp {
+  return sharp(
+    Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+      <defs><linearGradient id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#d9d4c7"/><stop offset="0.7" stop-color="#cfc8b8"/><stop offset="1" stop-color="#a89f8c"/></linearGradient></defs>
+      <rect width="${width}" height="${height}" fill="url(#g)"/></svg>`),
+  );
+}
+
+function expectMouth(found: MouthRegion | DetectionFailure, x: number, y: number, tolerance: number): void {
+  expect(found).not.toBeInstanceOf(DetectionFailure);
+  const region = found as MouthRegion;
+  expect(Math.abs(region.centreX - x)).toBeLessThan(tolerance);
+  expect(Math.abs(region.upperLipY - y)).toBeLessThan(tolerance);
+  expect(region.confidence).toBeGreaterThanOrEqual(0.5);
+}
+
+// In the sample pet drawn at 512 px the nose ends at y=290 and the mouth line starts at y=312.
+const LIP = { x: 256 / 512, y: 305 / 512 };
+
+describe('mouth detector', () => {
+  it('finds the mouth of a centred pet', async () => {
+    expectMouth(detectMouthHeuristic(await rgb(await renderSamplePet(512))), 512 * LIP.x, 512 * LIP.y, 12);
+  });
+
+  it('finds the mouth of a pet off-centre', async () => {
+    const photo = await room(1600, 1000)
+      .composite([{ input: await renderSamplePet(400, { background: false }), left: 1100, top: 500 }])
+      .png()
+      .toBuffer();
+    expectMouth(detectMouthHeuristic(await rgb(photo)), 1100 + 400 * LIP.x, 500 + 400 * LIP.y, 15);
+  });
+
+  it('finds the mouth of a small pet in a large photo', async () => {
+    const photo = await room(3000, 2000)
+      .composite([{ input: await renderSamplePet(300, { background: false }), left: 600, top: 1200 }])
+      .png()
+      .toBuffer();
+    expectMouth(detectMouthHeuristic(await rgb(photo)), 600 + 300 * LIP.x, 1200 + 300 * LIP.y, 25);
+  });
+
+  it('gives up on photos without a usable pet face', async () => {
+    const landscape = sharp(
+      Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600">
+        <rect width="800" height="330" fill="#8fb8e0"/><rect y="330" width="800" height="270" fill="#4f8a3a"/><circle cx="620" cy="110" r="40" fill="#fff3b0"/></svg>`),
+    );
+    const noise = Buffer.alloc(300 * 300 * 3);
+    let seed = 12345;
+    for (let i = 0; i < noise.length; i++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      noise[i] = seed >> 23;
+    }
+    const cases: RgbImage[] = [
+      await rgb(landscape),
+      { width: 300, height: 300, data: noise },
+      { width: 300, height: 300, data: Buffer.alloc(300 * 300 * 3, 128) },
+    ];
+    for (const image of cases) expect(detectMouthHeuristic(image)).toBeInstanceOf(DetectionFailure);
+  });
+
+  it('decodes the HEIC fixture and finds the pet in it', async () => {
+    const image = await decodeImage(join(import.meta.dirname, 'fixtures', 'sample-pet.heic'));
+    expectMouth(detectMouthHeuristic(image), 384 * LIP.x, 384 * LIP.y, 12);
+    expect((await readFile(join(import.meta.dirname, 'fixtures', 'sample-pet.heic'))).length).toBeLessThan(20_000);
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * Names shared by every process and by workflow code. Dependency-free on purpose: workflow code imports
+ * this module, and workflow bundles must stay deterministic and small.
+ */
+
+export const TASK_QUEUES = {
+  /** Served by control-plane workers: database, audio preparation, notifications. */
+  control: 'petsing-control',
+  /** Served only by render nodes (GPU machines): inference and encoding. */
+  render: 'petsing-render-gpu',
+} as const;
+
+/** One render workflow per video: the id is derived from the video id, so a duplicate start is impossible. */
+export const renderWorkflowId = (videoId: string) => `render-video-${videoId}`;
+/** The watermark-removal re-render of a video (one at a time per video). */
+export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId}`;
+
+/** Progress updates a render node sends to its workflow while it renders. */
+export const RENDER_PROGRESS_SIGNAL = 'renderProgress';
+/** Query answering the current render progress (0-100) of a running workflow. */
+export const PROGRESS_QUERY = 'progress';
+
+/** Object keys a video owns; deleting a video deletes its prefix. */
+export const videoObjectPrefix = (id: string) => `videos/${id}/`;
+export const preparedAudioKey = (id: string) => `videos/${id}/audio-prepared.wav`;
+/** Each render writes new keys, so a re-render replaces the output only once it has succeeded. */
+export const renderOutputKeys = (id: string, renderId: string) => ({
+  output: `videos/${id}/video-${renderId}.mp4`,
+  thumbnail: `videos/${id}/thumbnail-${renderId}.jpg`,
+});
+
+/** Failure types the workflows tell apart. Permanent ones are non-retryable ApplicationFailures. */
+export const FAILURE_TYPES = {
+  /** The inputs can never render (undecodable image, corrupt audio, no usable face...). */
+  permanent: 'PermanentRenderFailure',
+  /** The video no longer exists (deleted while queued). */
+  videoGone: 'VideoGone',
+} as const;
+

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/**
+ * The contract between petsing processes. Everything that crosses a process boundary (workflow inputs,
+ * activity inputs and outputs) has a zod schema here; both sides validate with it.
+ */
+
+export * from './constants.ts';
+
+export const videoId = z.uuid();
+
+export const RenderVideoInput = z.object({ videoId });
+export type RenderVideoInput = z.infer<typeof RenderVideoInput>;
+
+export const RerenderInput = z.object({ videoId });
+export type RerenderInput = z.infer<typeof RerenderInput>;
+
+export const RenderOutcome = z.object({
+  videoId,
+  status: z.enum(['completed', 'failed']),
+  failureCode: z.string().optional(),
+});
+export type RenderOutcome = z.infer<typeof RenderOutcome>;
+
+/** What the control plane hands the pipeline after vetting the video's inputs. */
+export const RenderPlan = z.object({
+  videoId,
+  imageKey: z.string(),
+  sourceAudioKey: z.string(),
+  watermark: z.boolean(),
+});
+export type RenderPlan = z.infer<typeof RenderPlan>;
+
+export const PrepareAudioInput = z.object({ videoId, sourceAudioKey: z.string() });
+export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
+
+export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
+export type PreparedAudio = z.infer<typeof PreparedAudio>;
+
+export const RenderLipSyncInput = z.object({
+  videoId,
+  workflowId: z.string(),
+  imageKey: z.string(),
+  audioKey: z.string(),
+  watermark: z.boolean(),
+  outputKey: z.string(),
+  thumbnailKey: z.string(),
+});
+export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
+
+export const RenderLipSyncResult = z.object({
+  outputKey: z.string(),
+  thumbnailKey: z.string(),
+  durationSeconds: z.number().positive(),
+  frames: z.number().int().positive(),
+});
+export type RenderLipSyncResult = z.infer<typeof RenderLipSyncResult>;
+
+export const CompleteVideoInput = z.object({
+  videoId,
+  outputKey: z.string(),
+  thumbnailKey: z.string(),
+  watermark: z.boolean(),
+});
+export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
+
+export const FailVideoInput = z.object({ videoId, code: z.string(), reason: z.string() });
+export type FailVideoInput = z.infer<typeof FailVideoInput>;
+
+/** The control-plane activities the workflows call; implemented in control-plane. */
+export interface ControlActivities {
+  beginRender(input: RenderVideoInput): Promise<RenderPlan>;
+  prepareAudio(input: PrepareAudioInput): Promise<PreparedAudio>;
+  recordProgress(input: { videoId: string; progress: number }): Promise<void>;
+  completeVideo(input: CompleteVideoInput): Promise<void>;
+  failVideo(input: FailVideoInput): Promise<void>;
+  beginRerender(input: RerenderInput): Promise<RenderPlan>;
+  abandonRerender(input: FailVideoInput): Promise<void>;
+  deleteVideoObjects(input: { videoId: string; keepKeys: string[] }): Promise<void>;
+}
+
+/** The render-node activities, served on TASK_QUEUES.render. */
+export interface RenderActivities {
+  renderLipSync(input: RenderLipSyncInput): Promise<RenderLipSyncResult>;
+}

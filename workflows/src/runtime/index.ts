@@ -1,0 +1,3 @@
+export * from './config.ts';
+export * from './temporal-connection.ts';
+export * from './temporal-logging.ts';

@@ -1,0 +1,1 @@
+export { renderVideo, rerenderWithoutWatermark, renderProgressSignal, progressQuery } from './render-video.workflow.ts';

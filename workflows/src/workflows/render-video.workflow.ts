@@ -1,0 +1,182 @@
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  FAILURE_TYPES,
+  PROGRESS_QUERY,
+  RENDER_PROGRESS_SIGNAL,
+  TASK_QUEUES,
+  renderOutputKeys,
+} from '../constants.ts';
+import type {
+  ControlActivities,
+  FailVideoInput,
+  RenderActivities,
+  RenderOutcome,
+  RenderPlan,
+  RenderVideoInput,
+  RerenderInput,
+} from '../contract.ts';
+
+const control = proxyActivities<ControlActivities>({
+  taskQueue: TASK_QUEUES.control,
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: [FAILURE_TYPES.permanent, FAILURE_TYPES.videoGone],
+  },
+});
+
+const render = proxyActivities<RenderActivities>({
+  taskQueue: TASK_QUEUES.render,
+  // Waiting in the queue for a free GPU is fine; once picked up, a silent node is presumed dead after the
+  // heartbeat timeout and the render is retried on another node.
+  scheduleToStartTimeout: '30 minutes',
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [FAILURE_TYPES.permanent],
+  },
+});
+
+export const renderProgressSignal = defineSignal<[number]>(RENDER_PROGRESS_SIGNAL);
+export const progressQuery = defineQuery<number>(PROGRESS_QUERY);
+
+/** Progress is persisted in steps of this size, so a render adds only a handful of history events. */
+const PROGRESS_STEP = 10;
+
+/**
+ * Renders one video: vet the inputs, prepare the audio, render on a render node, store the outputs,
+ * finish. A failure moves the video to `failed` and compensates (refund) exactly once; a cancellation
+ * (the video was deleted) stops the render and removes whatever it stored.
+ */
+export async function renderVideo(input: RenderVideoInput): Promise<RenderOutcome> {
+  let plan: RenderPlan;
+  try {
+    plan = await control.beginRender(input);
+  } catch (error) {
+    if (failureType(error) === FAILURE_TYPES.videoGone) return { videoId: input.videoId, status: 'failed', failureCode: 'video_deleted' };
+    return fail(input.videoId, error, control.failVideo);
+  }
+  try {
+    await runPipeline(plan);
+    return { videoId: input.videoId, status: 'completed' };
+  } catch (error) {
+    if (isCancellation(error)) {
+      await CancellationScope.nonCancellable(() => control.deleteVideoObjects({ videoId: input.videoId, keepKeys: [] }));
+      throw error;
+    }
+    return fail(input.videoId, error, control.failVideo);
+  }
+}
+
+/** Attempts of the whole pipeline for a paid re-render before it gives up (and can be restarted). */
+const RERENDER_ATTEMPTS = 3;
+
+/**
+ * The same pipeline with the watermark off, replacing the output; used by the one-time watermark purchase.
+ * A paid purchase must not be lost to a transient failure, so the whole pipeline is retried with a durable
+ * back-off; if it still fails, the video keeps its watermarked output and the re-render can be restarted.
+ */
+export async function rerenderWithoutWatermark(input: RerenderInput): Promise<RenderOutcome> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= RERENDER_ATTEMPTS; attempt++) {
+    try {
+      const plan = await control.beginRerender(input);
+      await runPipeline(plan);
+      return { videoId: input.videoId, status: 'completed' };
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      if (failureType(error) === FAILURE_TYPES.videoGone) return { videoId: input.videoId, status: 'failed', failureCode: 'video_deleted' };
+      lastError = error;
+      if (attempt < RERENDER_ATTEMPTS) await sleep(`${attempt * 30} seconds`);
+    }
+  }
+  await fail(input.videoId, lastError, control.abandonRerender);
+  throw ApplicationFailure.nonRetryable(`Re-render of ${input.videoId} failed ${RERENDER_ATTEMPTS} times`, 'RerenderFailed');
+}
+
+async function runPipeline(plan: RenderPlan): Promise<void> {
+  let progress = 0;
+  let recorded = 0;
+  let rendering = true;
+  setHandler(renderProgressSignal, (value) => {
+    if (Number.isFinite(value)) progress = Math.max(progress, Math.min(99, Math.floor(value)));
+  });
+  setHandler(progressQuery, () => progress);
+
+  const audio = await control.prepareAudio({ videoId: plan.videoId, sourceAudioKey: plan.sourceAudioKey });
+  const info = workflowInfo();
+  const keys = renderOutputKeys(plan.videoId, info.runId);
+  const rendered = render
+    .renderLipSync({
+      videoId: plan.videoId,
+      workflowId: info.workflowId,
+      imageKey: plan.imageKey,
+      audioKey: audio.audioKey,
+      watermark: plan.watermark,
+      outputKey: keys.output,
+      thumbnailKey: keys.thumbnail,
+    })
+    .finally(() => (rendering = false));
+
+  while (rendering) {
+    await condition(() => !rendering || progress >= recorded + PROGRESS_STEP);
+    if (rendering) {
+      recorded = progress;
+      await control.recordProgress({ videoId: plan.videoId, progress: recorded });
+    }
+  }
+  const result = await rendered;
+  await control.completeVideo({
+    videoId: plan.videoId,
+    outputKey: result.outputKey,
+    thumbnailKey: result.thumbnailKey,
+    watermark: plan.watermark,
+  });
+}
+
+async function fail(
+  videoId: string,
+  error: unknown,
+  record: (input: FailVideoInput) => Promise<void>,
+): Promise<RenderOutcome> {
+  const { code, reason } = describeFailure(error);
+  await record({ videoId, code, reason });
+  return { videoId, status: 'failed', failureCode: code };
+}
+
+function failureType(error: unknown): string | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/** A permanent failure carries `{ code }` in its details; anything else failed after all its retries. */
+function describeFailure(error: unknown): { code: string; reason: string } {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.permanent) {
+    const details = cause.details?.[0] as { code?: unknown } | undefined;
+    return { code: typeof details?.code === 'string' ? details.code : 'render_failed', reason: cause.message };
+  }
+  const message = cause instanceof Error ? cause.message : 'The render failed.';
+  return { code: 'render_failed', reason: `The render failed after several attempts: ${message}` };
+}
