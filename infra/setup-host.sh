@@ -9,6 +9,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+command -v heif-convert >/dev/null 2>&1 || missing+=(libheif-examples)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "Installing ${missing[*]} with apt-get"
   as_root apt-get update -qq

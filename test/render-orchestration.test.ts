@@ -1,16 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { renderSamplePet } from '@petsing/render-node';
+import { videoObjectPrefix } from '@petsing/workflows';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import sharp from 'sharp';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './support/processes.ts';
+import WebSocket from 'ws';
+import { createControlActivities } from '../control-plane/src/temporal/control-activities.ts';
+import { renderWorkflowId } from '@petsing/workflows';
+import { stopProcess, waitFor } from './support/processes.ts';
+import { temporal as temporalProto } from '@temporalio/proto';
 import { startTestService, type TestService } from './support/test-service.ts';
+import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { json, type Json } from './support/http.ts';
 
-describe('render orchestration', () => {
+const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
+/** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
+const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
+
+describe('render orchestration (real Temporal, real workers, real Postgres)', () => {
   let service: TestService;
+  let temporal: { client: Client; close(): Promise<void> };
   let userId: string;
-  let image: Buffer;
+  let apiKey: string;
+  let petImage: Buffer;
+  let renderNode: { stop(): Promise<void> };
 
-  const createApiVideo = async () => {
+  const createVideo = async (image: Buffer = petImage, owner = userId) => {
     const created = await service.context.services.videos.create({
-      userId,
+      userId: owner,
       origin: 'api',
       charge: { kind: 'api_credit' },
       watermark: false,
@@ -20,34 +41,198 @@ describe('render orchestration', () => {
     if (!created) throw new Error('not enough credits');
     return created.video;
   };
-  const videoOf = (id: string) => service.context.services.videos.get(userId, id);
-  const waitForStatus = async (id: string, statuses: string[], timeoutMs = 120_000) => {
-    await waitFor(`video ${id} to reach ${statuses.join('/')}`, async () => statuses.includes((await videoOf(id))?.status ?? ''), timeoutMs);
-    return (await videoOf(id))!;
+  const videoRow = (id: string) => service.database.db.selectFrom('videos').selectAll().where('id', '=', id).executeTakeFirst();
+  const waitForTerminal = async (id: string, timeoutMs = 120_000) => {
+    await waitFor(`video ${id} to finish`, async () => ['completed', 'failed'].includes((await videoRow(id))?.status ?? ''), timeoutMs);
+    return (await videoRow(id))!;
+  };
+  const ledger = (videoId: string) =>
+    service.database.db.selectFrom('credit_ledger').select(['delta', 'reason']).where('video_id', '=', videoId).orderBy('id').execute();
+  const renderActivityStarted = async (videoId: string) => {
+    const description = await temporal.client.workflow.getHandle(renderWorkflowId(videoId)).describe();
+    return (description.raw.pendingActivities ?? []).find(
+      (activity) => activity.activityType?.name === 'renderLipSync' && activity.state === temporalProto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+    );
+  };
+  const waitForValue = async <T>(what: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> => {
+    let value: T | undefined;
+    await waitFor(what, async () => (value = await read()) !== undefined, timeoutMs);
+    return value!;
+  };
+  const objectKeys = async (videoId: string) => {
+    const prefix = videoObjectPrefix(videoId);
+    const keys: string[] = [];
+    for (const name of ['audio-prepared.wav', 'image.png']) if (await service.context.objectStore.exists(`${prefix}${name}`)) keys.push(name);
+    const row = await videoRow(videoId);
+    if (row?.output_key && (await service.context.objectStore.exists(row.output_key))) keys.push(row.output_key);
+    return keys;
   };
 
   beforeAll(async () => {
-    service = await startTestService({ temporal: true, controlWorker: true, renderWorker: true });
+    service = await startTestService({ temporal: true, controlWorker: true, env: RENDER_ENV });
+    renderNode = await service.startRenderWorker();
+    temporal = await connectTemporalClient({ ...service.context.config.env });
     await service.context.services.templates.seed(service.context.logger);
     userId = (await service.context.services.users.create({ email: 'render@example.com' })).id;
-    await service.context.services.credits.grant(userId, 50);
-    image = await renderSamplePet(512);
+    apiKey = (await service.context.services.apiKeys.create({ userId, scopes: ['videos:read', 'videos:write'] })).key;
+    await service.context.services.credits.grant(userId, 100);
+    petImage = await renderSamplePet(512);
   }, 180_000);
-  afterAll(() => service.stop());
+  afterAll(async () => {
+    await temporal?.close();
+    await service?.stop();
+  });
 
-  it('takes an API video from processing to completed with a stored MP4', async () => {
-    const video = await createApiVideo();
+  it('create → status events over the websocket → completed with a downloadable MP4', async () => {
+    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
+    const events: Json[] = [];
+    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'auth', token: apiKey }));
+    await waitFor('websocket ready', async () => events.some((e) => e.type === 'ready'));
+
+    const video = await createVideo();
     expect(video.status).toBe('processing');
-    const done = await waitForStatus(video.id, ['completed', 'failed']);
-    expect(done.failure_reason).toBeNull();
-    expect(done.status).toBe('completed');
-    expect(done.progress).toBe(100);
-    const output = await service.context.objectStore.get(done.output_key!);
-    const chunks: Buffer[] = [];
-    for await (const chunk of output.body) chunks.push(chunk as Buffer);
-    const mp4 = Buffer.concat(chunks);
-    expect(output.contentType).toBe('video/mp4');
+    await waitFor('completed event', async () => events.some((e) => e.type === 'video.status' && e.id === video.id && e.status === 'completed'), 120_000);
+    socket.close();
+
+    const completed = events.find((e) => e.type === 'video.status' && e.status === 'completed');
+    expect(completed).toMatchObject({ id: video.id, progress: 100, has_watermark: false, error: null });
+    expect(completed.thumbnail_url).toEqual(expect.any(String));
+    const progressEvents = events.filter((e) => e.type === 'video.status' && e.status === 'processing').map((e) => e.progress);
+    expect(progressEvents.length).toBeGreaterThan(0);
+    expect([...progressEvents].sort((a, b) => a - b)).toEqual(progressEvents);
+
+    const download = await fetch(completed.video_url);
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('video/mp4');
+    const mp4 = Buffer.from(await download.arrayBuffer());
     expect(mp4.subarray(4, 8).toString('ascii')).toBe('ftyp');
-    expect(await service.context.services.credits.balance(userId)).toBe(49);
+    const tampered = await fetch(completed.video_url.replace(/signature=[^&]+/, 'signature=AAAA'));
+    expect(tampered.status).toBe(403);
+    expect((await json(tampered)).error.code).toBe('download_link_invalid');
+
+    const row = await videoRow(video.id);
+    expect(row?.status).toBe('completed');
+    expect(await ledger(video.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
   }, 180_000);
+
+  it('never sends one account the events of another', async () => {
+    const stranger = (await service.context.services.users.create({ email: 'stranger@example.com' })).id;
+    const strangerKey = (await service.context.services.apiKeys.create({ userId: stranger, scopes: ['videos:read'] })).key;
+    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`, { headers: { Authorization: `Bearer ${strangerKey}` } });
+    const events: Json[] = [];
+    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
+    await waitFor('stranger ready', async () => events.some((e) => e.type === 'ready'));
+    const video = await createVideo();
+    await waitForTerminal(video.id);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.close();
+    expect(events.filter((e) => e.type === 'video.status')).toEqual([]);
+  }, 180_000);
+
+  it('refuses a websocket with a bad credential', async () => {
+    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'auth', token: 'psk_live_wrong' }));
+    const code = await new Promise<number>((resolve) => socket.once('close', (closeCode) => resolve(closeCode)));
+    expect(code).toBe(4401);
+  });
+
+  it('fails a photo with no usable face region at once, with a reason, and refunds exactly once', async () => {
+    const blank = await sharp({ create: { width: 512, height: 512, channels: 3, background: { r: 128, g: 128, b: 128 } } }).png().toBuffer();
+    const before = await service.context.services.credits.balance(userId);
+    const video = await createVideo(blank);
+    const failed = await waitForTerminal(video.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.failure_code).toBe('face_not_found');
+    expect(failed.failure_reason).toEqual(expect.any(String));
+    expect(await ledger(video.id)).toEqual([
+      { delta: -1, reason: 'video_create' },
+      { delta: 1, reason: 'refund' },
+    ]);
+
+    // A retried (or duplicated) failure activity must not refund again.
+    const activities = createControlActivities(service.context.services.renders);
+    await Promise.all([
+      activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
+      activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
+    ]);
+    expect(await ledger(video.id)).toHaveLength(2);
+    expect(await service.context.services.credits.balance(userId)).toBe(before);
+
+    const history = await temporal.client.workflow.getHandle(renderWorkflowId(video.id)).fetchHistory();
+    const renderAttempts = history.events!.filter((event) => event.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    expect(Math.max(...renderAttempts.map(Number))).toBe(1);
+  }, 180_000);
+
+  it('finishes the video on another render node when one dies mid-render', async () => {
+    // Only the doomed node (a separate process) serves the GPU queue when the render starts.
+    await renderNode.stop();
+    // Vite puts its own BASE_URL ('/') into the test process's environment; the worker must not inherit it.
+    const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
+    const doomed: ChildProcess = spawn(process.execPath, [cli, 'worker', 'render'], { env: { ...inherited, ...service.env }, stdio: 'ignore' });
+    let restarted = false;
+    try {
+      const video = await createVideo();
+      const firstAttempt = await waitForValue('the render to start on the doomed node', () => renderActivityStarted(video.id), 90_000);
+      expect(firstAttempt.lastWorkerIdentity).toContain(`${doomed.pid}@`);
+      doomed.kill('SIGKILL');
+      renderNode = await service.startRenderWorker();
+      restarted = true;
+
+      const done = await waitForTerminal(video.id, 120_000);
+      expect(done.status).toBe('completed');
+      const history = await temporal.client.workflow.getHandle(renderWorkflowId(video.id)).fetchHistory();
+      const renderStarts = history.events!.filter((event) => event.activityTaskStartedEventAttributes && history.events!.find(
+        (scheduled) => Number(scheduled.eventId) === Number(event.activityTaskStartedEventAttributes!.scheduledEventId),
+      )?.activityTaskScheduledEventAttributes?.activityType?.name === 'renderLipSync');
+      // Temporal records only the last attempt's start; it is the retry after the heartbeat timeout.
+      expect(renderStarts.at(-1)?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
+      expect(await ledger(video.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
+    } finally {
+      await stopProcess(doomed);
+      if (!restarted) renderNode = await service.startRenderWorker();
+    }
+  }, 240_000);
+
+  it('cancels the render of a deleted video, removes its objects and refunds nothing', async () => {
+    const before = await service.context.services.credits.balance(userId);
+    const refunds = () => service.database.db.selectFrom('credit_ledger').select('id').where('user_id', '=', userId).where('reason', '=', 'refund').execute();
+    const refundsBefore = (await refunds()).length;
+    const video = await createVideo();
+    await waitForValue('the render to start', () => renderActivityStarted(video.id), 60_000);
+    await service.context.services.videos.delete(userId, video.id);
+    const handle = temporal.client.workflow.getHandle(renderWorkflowId(video.id));
+    await waitFor('the workflow to close', async () => (await handle.describe()).status.name !== 'RUNNING', 60_000);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(await videoRow(video.id)).toBeUndefined();
+    await waitFor('objects removed', async () => (await objectKeys(video.id)).length === 0, 30_000);
+    expect(await service.context.services.credits.balance(userId)).toBe(before - 1);
+    expect((await refunds()).length).toBe(refundsBefore);
+  }, 180_000);
+
+  it('brings 20 videos created at once to a terminal state with a balanced ledger', async () => {
+    const owner = (await service.context.services.users.create({ email: 'bulk@example.com' })).id;
+    await service.context.services.credits.grant(owner, 20);
+    const videos = await Promise.all(Array.from({ length: 20 }, () => createVideo(petImage, owner)));
+    const finished = await Promise.all(videos.map((video) => waitForTerminal(video.id, 280_000)));
+    expect(finished.every((video) => video.status === 'completed')).toBe(true);
+    const totals = await sql<{ sum: number; balance: number }>`
+      select (select coalesce(sum(delta), 0)::int from credit_ledger where user_id = ${owner}) as sum,
+             (select balance from credit_balances where user_id = ${owner}) as balance`.execute(service.database.db);
+    expect(totals.rows[0]).toEqual({ sum: 0, balance: 0 });
+  }, 300_000);
+
+  it('replays every recorded workflow history against the current workflow code', async () => {
+    const histories = [];
+    for await (const execution of temporal.client.workflow.list({ query: `WorkflowType = 'renderVideo' AND ExecutionStatus != 'Running'` })) {
+      histories.push({ workflowId: execution.workflowId, history: await temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
+    }
+    expect(histories.length).toBeGreaterThanOrEqual(5);
+    const workflowsPath = fileURLToPath(import.meta.resolve('@petsing/workflows/workflows'));
+    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'orchestration' }, histories)) {
+      expect(result.error, `replay of ${result.workflowId}`).toBeUndefined();
+    }
+  }, 120_000);
 });

@@ -23,7 +23,7 @@ describe.each(databaseBackends)('database constraints on $name', ({ create }) =>
     (
       await database.db
         .insertInto('videos')
-        .values({ user_id: owner, origin: 'api', payment: 'api_credit', status: 'processing', has_watermark: false, ...values })
+        .values({ user_id: owner, origin: 'api', payment: 'api_credit', status: 'processing', has_watermark: false, image_key: 'videos/test/image.png', ...values })
         .returning('id')
         .executeTakeFirstOrThrow()
     ).id;
@@ -114,7 +114,7 @@ describe.each(databaseBackends)('database constraints on $name', ({ create }) =>
     await expect(newVideo(userId, { origin: 'api', payment: 'free_credit' })).rejects.toMatchObject({ code: '23514' });
     await expect(newVideo(userId, { origin: 'api', has_watermark: true })).rejects.toMatchObject({ code: '23514' });
     await expect(
-      database.db.insertInto('videos').values({ user_id: userId, origin: 'web', payment: 'free_credit', status: 'completed', has_watermark: true }).execute(),
+      database.db.insertInto('videos').values({ user_id: userId, origin: 'web', payment: 'free_credit', status: 'completed', has_watermark: true, image_key: 'videos/test/image.png' }).execute(),
     ).rejects.toMatchObject({ code: '23514' });
   });
 

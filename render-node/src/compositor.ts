@@ -101,8 +101,11 @@ export class FrameCompositor {
         const dy = ((y + 0.5) / side - BLEND_MASK.centreY) / BLEND_MASK.radiusY;
         const r = Math.sqrt(dx * dx + dy * dy);
         const a = Math.round(256 * Math.max(0, Math.min(1, (1 - r) / BLEND_MASK.feather)));
-        this.alpha[y * side + x] = a;
-        if (a > 0) {
+        // Crop pixels beyond the frame edge (a crop hanging off the photo) are never written.
+        const inside = crop.left + x >= 0 && crop.left + x < frame.width && crop.top + y >= 0 && crop.top + y < frame.height;
+        const weight = inside ? a : 0;
+        this.alpha[y * side + x] = weight;
+        if (weight > 0) {
           firstRow = Math.min(firstRow, y);
           lastRow = Math.max(lastRow, y);
         }

@@ -17,28 +17,29 @@ const MIN_CROP_SIDE = 48;
 
 /**
  * Places the crop so the upper lip sits where the contract's models expect it (70% down,
- * horizontally centred), shrinking it rather than shifting it when it would leave the frame.
+ * horizontally centred). The crop may run past the frame edge (a chin cut off by the photo); the
+ * model then sees replicated edge pixels and only the part inside the frame is composited back.
  */
 export function cropBoxFor(region: MouthRegion, frameWidth: number, frameHeight: number): CropBox {
   const lipFraction = MOUTH_GEOMETRY.upperLipY;
+  // At most half the crop may hang outside the frame on any side.
   const limits = [
     region.faceWidth * CROP_TO_FACE,
-    2 * region.centreX,
-    2 * (frameWidth - region.centreX),
-    region.upperLipY / lipFraction,
-    (frameHeight - region.upperLipY) / (1 - lipFraction),
+    4 * region.centreX,
+    4 * (frameWidth - region.centreX),
+    (2 * region.upperLipY) / lipFraction,
+    ((frameHeight - region.upperLipY) * 2) / (1 - lipFraction),
+    Math.min(frameWidth, frameHeight),
   ];
   const side = Math.floor(Math.min(...limits) / 2) * 2;
-  if (!(side >= MIN_CROP_SIDE)) {
+  if (!(side >= MIN_CROP_SIDE) || region.upperLipY >= frameHeight || region.centreX <= 0 || region.centreX >= frameWidth) {
     throw new RenderError(
       'face_not_found',
       `the pet's face region is ${Math.max(0, side)} px, too small or too close to the edge to animate`,
       'Use a photo where the pet faces the camera, fills a good part of the picture and its muzzle is not cut off.',
     );
   }
-  const left = Math.min(frameWidth - side, Math.max(0, Math.round(region.centreX - side / 2)));
-  const top = Math.min(frameHeight - side, Math.max(0, Math.round(region.upperLipY - side * lipFraction)));
-  return { left, top, side };
+  return { left: Math.round(region.centreX - side / 2), top: Math.round(region.upperLipY - side * lipFraction), side };
 }
 
 /**
@@ -46,8 +47,18 @@ export function cropBoxFor(region: MouthRegion, frameWidth: number, frameHeight:
  * crop with its lower half zeroed, 3-5 the full crop. Computed once per job (the photo is still).
  */
 export async function buildFaceInput(frame: RgbImage, box: CropBox, faceSize: number): Promise<Float32Array> {
-  const { data } = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
-    .extract({ left: box.left, top: box.top, width: box.side, height: box.side })
+  const pad = {
+    left: Math.max(0, -box.left),
+    top: Math.max(0, -box.top),
+    right: Math.max(0, box.left + box.side - frame.width),
+    bottom: Math.max(0, box.top + box.side - frame.height),
+  };
+  const padded = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
+    .extend({ ...pad, extendWith: 'copy' })
+    .raw()
+    .toBuffer();
+  const { data } = await sharp(padded, { raw: { width: frame.width + pad.left + pad.right, height: frame.height + pad.top + pad.bottom, channels: 3 } })
+    .extract({ left: box.left + pad.left, top: box.top + pad.top, width: box.side, height: box.side })
     .resize(faceSize, faceSize, { kernel: 'cubic' })
     .raw()
     .toBuffer({ resolveWithObject: true });

@@ -36,7 +36,8 @@ function undecodable(detail: string, cause?: unknown): RenderError {
 }
 
 async function toWorkingRgb(input: string | Buffer, autoOrient: boolean): Promise<RgbImage> {
-  let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'warning' });
+  // 'truncated' rather than 'warning': phone JPEGs often carry harmless warnings, a cut-off upload must fail.
+  let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'truncated' });
   if (autoOrient) pipeline = pipeline.rotate();
   const { data, info } = await pipeline
     .resize({ width: WORKING_MAX_SIDE, height: WORKING_MAX_SIDE, fit: 'inside', withoutEnlargement: true })

@@ -125,18 +125,21 @@ function morph(mask: Uint8Array, width: number, height: number, keepIf: (count: 
 
 /**
  * Background colours: k-means (k=4, deterministic farthest-point start) over the cells along the
- * top, left and right edges; clusters holding at least 5% of those cells count. The bottom edge is
- * left out because pets are usually cut off there.
+ * top, left and right edges; clusters holding at least 5% of those cells and showing on at least two
+ * of the edges count. The bottom edge is left out because pets are usually cut off there.
  */
 function backgroundColours(grid: Grid): Array<[number, number, number]> {
   const { width, height, rgb } = grid;
   const margin = Math.max(1, Math.round(Math.min(width, height) * 0.02));
   const samples: Array<[number, number, number]> = [];
+  const sampleEdge: number[] = []; // 0 top, 1 left, 2 right
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      if (y < margin || x < margin || x >= width - margin) {
+      const edge = y < margin ? 0 : x < margin ? 1 : x >= width - margin ? 2 : -1;
+      if (edge >= 0) {
         const cell = y * width + x;
         samples.push([rgb[cell * 3]!, rgb[cell * 3 + 1]!, rgb[cell * 3 + 2]!]);
+        sampleEdge.push(edge);
       }
     }
   }
@@ -172,8 +175,25 @@ function backgroundColours(grid: Grid): Array<[number, number, number]> {
       if (sum[3]! > 0) centres[c] = [sum[0]! / sum[3]!, sum[1]! / sum[3]!, sum[2]! / sum[3]!];
     });
   }
+  // A background colour surrounds the pet, so it shows on at least two of the three edges; a pet
+  // touching the top edge puts its fur on one edge only.
+  const edgeTotals = [0, 0, 0];
+  for (const edge of sampleEdge) edgeTotals[edge]!++;
+  const kept = centres.filter((_, c) => {
+    const perEdge = [0, 0, 0];
+    let count = 0;
+    assignment.forEach((a, i) => {
+      if (a === c) {
+        perEdge[sampleEdge[i]!]!++;
+        count++;
+      }
+    });
+    const edges = perEdge.filter((n, edge) => n >= edgeTotals[edge]! * 0.05).length;
+    return count >= samples.length * 0.05 && edges >= 2;
+  });
+  if (kept.length > 0) return kept;
   const counts = centres.map((_, c) => assignment.filter((a) => a === c).length);
-  return centres.filter((_, c) => counts[c]! >= samples.length * 0.05);
+  return [centres[counts.indexOf(Math.max(...counts))]!];
 }
 
 /** Marks enclosed background as subject: a pale muzzle close to the wall colour is still part of the head. */
@@ -232,6 +252,98 @@ function components(mask: Uint8Array, width: number, height: number): Component[
     found.push(component);
   }
   return found;
+}
+
+interface Window {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+}
+
+/**
+ * The largest solid patch of cells passing `test` inside the window whose centre is within
+ * `maxOffAxis` of `axisX`. A nose is one solid patch; fur texture or noise gives many scattered
+ * specks, so a patch holding under half of the matching cells does not count.
+ */
+function solidestBlob(grid: Grid, window: Window, test: (cell: number) => boolean, axisX: number, maxOffAxis: number, open: boolean): Component | undefined {
+  const { width, height } = grid;
+  const mask = new Uint8Array(width * height);
+  for (let y = window.top; y <= window.bottom; y++) for (let x = window.left; x <= window.right; x++) if (test(y * width + x)) mask[y * width + x] = 1;
+  // Opening drops the thin philtrum and lip lines that would otherwise join the nose to the mouth;
+  // only worth it when the face spans enough cells for the nose to survive it.
+  const blobs = components(open ? morph(morph(mask, width, height, (n) => n === 9), width, height, (n) => n >= 1) : mask, width, height);
+  const total = blobs.reduce((sum, blob) => sum + blob.cells.length, 0);
+  let best: Component | undefined;
+  let bestScore = 0;
+  for (const blob of blobs) {
+    const offAxis = Math.abs((blob.left + blob.right) / 2 - axisX) / maxOffAxis;
+    if (offAxis > 1 || blob.cells.length < 2 || blob.cells.length < total * 0.5) continue;
+    const score = blob.cells.length * (1 - offAxis * 0.5);
+    if (score > bestScore) {
+      bestScore = score;
+      best = blob;
+    }
+  }
+  return best;
+}
+
+/**
+ * Two dark, compact, similar patches side by side in the upper part of the head: the pupils (or eyes).
+ * Eyebrow-like strokes also pair up, so the pair with the largest smaller member wins.
+ */
+function findEyePair(grid: Grid, head: Window, furLuma: number, headWidth: number): { axisX: number; eyeY: number; distance: number } | undefined {
+  const { width, height, luma } = grid;
+  const mask = new Uint8Array(width * height);
+  const bottom = head.top + Math.round((head.bottom - head.top) * 0.7);
+  // Pupils are the darkest things on a face: the darkest 2% of the head (plus a margin), and clearly darker than the fur.
+  const headLuma: number[] = [];
+  for (let y = head.top; y <= bottom; y++) for (let x = head.left; x <= head.right; x++) headLuma.push(luma[y * width + x]!);
+  headLuma.sort((p, q) => p - q);
+  const limit = Math.min(furLuma * 0.45, 90, (headLuma[Math.floor(headLuma.length * 0.02)] ?? 0) + 12);
+  for (let y = head.top; y <= bottom; y++) for (let x = head.left; x <= head.right; x++) if (luma[y * width + x]! < limit) mask[y * width + x] = 1;
+  const maxCells = (head.right - head.left + 1) * (head.bottom - head.top + 1) * 0.04;
+  const blobs = components(mask, width, height).filter((blob) => {
+    const boxArea = (blob.right - blob.left + 1) * (blob.bottom - blob.top + 1);
+    return blob.cells.length >= 3 && blob.cells.length <= maxCells && blob.cells.length / boxArea >= 0.25;
+  });
+  const centre = (blob: Component) => ({ x: (blob.left + blob.right + 1) / 2, y: (blob.top + blob.bottom + 1) / 2 });
+  let best: { axisX: number; eyeY: number; distance: number } | undefined;
+  let bestSize = 0;
+  for (let i = 0; i < blobs.length; i++) {
+    for (let j = i + 1; j < blobs.length; j++) {
+      const [a, b] = [blobs[i]!, blobs[j]!];
+      const [ca, cb] = [centre(a), centre(b)];
+      const dx = Math.abs(ca.x - cb.x);
+      const dy = Math.abs(ca.y - cb.y);
+      const small = Math.min(a.cells.length, b.cells.length);
+      const ratio = Math.max(a.cells.length, b.cells.length) / small;
+      if (ratio > 4 || dy > 0.12 * headWidth || dx < 0.15 * headWidth || dx > 0.6 * headWidth) continue;
+      if (small > bestSize) {
+        bestSize = small;
+        best = { axisX: (ca.x + cb.x) / 2, eyeY: (ca.y + cb.y) / 2, distance: Math.hypot(dx, dy) };
+      }
+    }
+  }
+  return best && best.eyeY < height ? best : undefined;
+}
+
+/**
+ * The last row of the nose proper: walking down from its widest row until the patch narrows below
+ * 40%, so a philtrum and lip line hanging from it do not count as nose.
+ */
+function noseBottom(nose: Component, width: number): number {
+  const rowWidths = new Map<number, number>();
+  for (const cell of nose.cells) {
+    const y = Math.floor(cell / width);
+    rowWidths.set(y, (rowWidths.get(y) ?? 0) + 1);
+  }
+  let widestRow = nose.top;
+  for (const [y, count] of rowWidths) if (count > (rowWidths.get(widestRow) ?? 0)) widestRow = y;
+  const widest = rowWidths.get(widestRow) ?? 0;
+  let bottom = widestRow;
+  while (bottom < nose.bottom && (rowWidths.get(bottom + 1) ?? 0) >= widest * 0.4) bottom++;
+  return bottom;
 }
 
 /**
@@ -316,38 +428,56 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   }
   const headWidth = Math.max(8, Math.min(widest, Math.round(headHeight * 1.6)));
 
-  // Nose: dark cells in the central lower part of the head, clearly darker than the head's fur.
-  const searchLeft = Math.max(0, Math.round(headCentreX - headWidth * 0.22));
-  const searchRight = Math.min(width - 1, Math.round(headCentreX + headWidth * 0.22));
-  const searchTop = headTop + Math.round(headHeight * 0.4);
-  const searchBottom = Math.min(height - 1, headTop + Math.round(headHeight * 0.92));
+  const headBottom = Math.min(height - 1, headTop + headHeight - 1);
   const headLuma: number[] = [];
-  for (let y = headTop; y < headTop + headHeight && y < height; y++) {
-    for (let x = subject.left; x <= subject.right; x++) if (inSubject[y * width + x]) headLuma.push(luma[y * width + x]!);
+  const headRedness: number[] = [];
+  for (let y = headTop; y <= headBottom; y++) {
+    for (let x = subject.left; x <= subject.right; x++) {
+      const cell = y * width + x;
+      if (!inSubject[cell]) continue;
+      headLuma.push(luma[cell]!);
+      headRedness.push(rgb[cell * 3]! - rgb[cell * 3 + 1]!);
+    }
   }
   const furLuma = median(headLuma);
-  const searchLuma: number[] = [];
-  for (let y = searchTop; y <= searchBottom; y++) for (let x = searchLeft; x <= searchRight; x++) searchLuma.push(luma[y * width + x]!);
-  const darkest = [...searchLuma].sort((a, b) => a - b)[Math.floor(searchLuma.length * 0.03)] ?? 255;
-  const darkLimit = Math.min(darkest + 25, furLuma * 0.6);
-  const dark = new Uint8Array(area);
-  for (let y = searchTop; y <= searchBottom; y++) {
-    for (let x = searchLeft; x <= searchRight; x++) if (luma[y * width + x]! <= darkLimit) dark[y * width + x] = 1;
-  }
+  const furRedness = median(headRedness);
+  const box = { left: subject.left, right: subject.right, top: headTop, bottom: headBottom };
+
   let nose: Component | undefined;
-  let bestScore = 0;
-  const darkBlobs = components(dark, width, height);
-  const darkCells = darkBlobs.reduce((sum, blob) => sum + blob.cells.length, 0);
-  for (const blob of darkBlobs) {
-    const cx = (blob.left + blob.right) / 2;
-    const offAxis = Math.abs(cx - headCentreX) / headWidth;
-    // A nose is one solid dark patch; texture or noise gives many scattered dark specks instead.
-    if (offAxis > 0.12 || blob.cells.length < 2 || blob.cells.length < darkCells * 0.5) continue;
-    const score = blob.cells.length * (1 - offAxis * 4);
-    if (score > bestScore) {
-      bestScore = score;
-      nose = blob;
-    }
+  let method: string;
+  let upperLipGap: number;
+  let faceWidth = headWidth;
+  const eyes = findEyePair(grid, box, furLuma, headWidth);
+  if (eyes) {
+    // Eyes found: the nose is the distinct (dark, or pink like many cats') patch between and below them.
+    const d = eyes.distance;
+    const window = {
+      left: Math.max(0, Math.round(eyes.axisX - 0.4 * d)),
+      right: Math.min(width - 1, Math.round(eyes.axisX + 0.4 * d)),
+      top: Math.max(0, Math.round(eyes.eyeY + 0.4 * d)),
+      bottom: Math.min(height - 1, Math.round(eyes.eyeY + 1.5 * d)),
+    };
+    const distinct = (cell: number) =>
+      luma[cell]! < furLuma * 0.6 || (rgb[cell * 3]! - rgb[cell * 3 + 1]! > furRedness + 45 && rgb[cell * 3]! > 110);
+    nose = solidestBlob(grid, window, distinct, eyes.axisX, 0.4 * d, d >= 20);
+    upperLipGap = 0.08 * d;
+    faceWidth = Math.min(Math.max(headWidth, 2.2 * d), 3.6 * d);
+    method = 'heuristic: background model, largest blob, eye pair, nose below the eyes';
+  } else {
+    // No eye pair: the nose is the darkest solid patch near the head's axis in its lower part.
+    const window = {
+      left: Math.max(0, Math.round(headCentreX - headWidth * 0.22)),
+      right: Math.min(width - 1, Math.round(headCentreX + headWidth * 0.22)),
+      top: headTop + Math.round(headHeight * 0.4),
+      bottom: Math.min(height - 1, headTop + Math.round(headHeight * 0.92)),
+    };
+    const windowLuma: number[] = [];
+    for (let y = window.top; y <= window.bottom; y++) for (let x = window.left; x <= window.right; x++) windowLuma.push(luma[y * width + x]!);
+    const darkest = [...windowLuma].sort((p, q) => p - q)[Math.floor(windowLuma.length * 0.03)] ?? 255;
+    const darkLimit = Math.min(darkest + 25, furLuma * 0.6);
+    nose = solidestBlob(grid, window, (cell) => luma[cell]! <= darkLimit, headCentreX, headWidth * 0.12, false);
+    upperLipGap = headWidth * 0.05;
+    method = 'heuristic: background model, largest blob, dark nose on the head axis';
   }
 
   const s = grid.scale;
@@ -360,14 +490,13 @@ export function detectMouthHeuristic(image: RgbImage): MouthRegion | DetectionFa
   if (!nose && subject.cells.length < area * 0.05) return new DetectionFailure('the pet is small in the photo and no muzzle was recognised');
   const subjectBox = { left: subject.left * s, top: subject.top * s, width: blobWidth * s, height: blobHeight * s };
   if (nose) {
-    const noseBottom = nose.bottom + 1;
     return {
       centreX: ((nose.left + nose.right + 1) / 2) * s,
-      upperLipY: (noseBottom + headWidth * 0.05) * s,
-      faceWidth: headWidth * s,
+      upperLipY: (noseBottom(nose, width) + 1 + upperLipGap) * s,
+      faceWidth: faceWidth * s,
       subject: subjectBox,
-      confidence: 0.8,
-      method: 'heuristic: background model, largest blob, dark nose on the head axis',
+      confidence: eyes ? 0.9 : 0.8,
+      method,
     };
   }
   return {

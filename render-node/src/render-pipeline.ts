@@ -95,6 +95,36 @@ function framingBox(image: RgbImage, mouth: MouthRegion): { left: number; top: n
   return { left, top, side };
 }
 
+/** A region found on the whole photo, in the coordinates of the framed output image. */
+function mapRegion(region: MouthRegion, framing: { left: number; top: number; side: number }, size: number): MouthRegion {
+  const scale = size / framing.side;
+  return {
+    ...region,
+    centreX: (region.centreX - framing.left) * scale,
+    upperLipY: (region.upperLipY - framing.top) * scale,
+    faceWidth: region.faceWidth * scale,
+    subject: {
+      left: (region.subject.left - framing.left) * scale,
+      top: (region.subject.top - framing.top) * scale,
+      width: region.subject.width * scale,
+      height: region.subject.height * scale,
+    },
+  };
+}
+
+/**
+ * Detects again on the framed image, where a small pet now has enough pixels for a precise nose.
+ * The second look only counts if it agrees with the first: in a close-up the frame is all fur and the
+ * background model has nothing to work with, so the first look (on the whole photo) is the better one.
+ */
+async function refineMouth(frame: RgbImage, mapped: MouthRegion, detector: MouthDetector | undefined): Promise<MouthRegion> {
+  const fine = detector ? await detector.detect(frame) : detectMouthHeuristic(frame);
+  if (!fine || fine instanceof DetectionFailure) return mapped;
+  const drift = Math.hypot(fine.centreX - mapped.centreX, fine.upperLipY - mapped.upperLipY);
+  if (drift > mapped.faceWidth * 0.25 || fine.confidence < mapped.confidence) return mapped;
+  return fine;
+}
+
 export interface PreparedJob {
   frame: RgbImage;
   mouth: MouthRegion;
@@ -118,8 +148,9 @@ export async function prepareJob(options: Pick<RenderVideoOptions, 'imagePath' |
 
   mark = performance.now();
   const coarse = await locateMouth(image, options.detector);
-  const frame = await cropSquare(image, framingBox(image, coarse), size);
-  const mouth = await locateMouth(frame, options.detector);
+  const framing = framingBox(image, coarse);
+  const frame = await cropSquare(image, framing, size);
+  const mouth = await refineMouth(frame, mapRegion(coarse, framing, size), options.detector);
   const crop = cropBoxFor(mouth, frame.width, frame.height);
   const detect = performance.now() - mark;
   return { frame, mouth, crop, audio, mel, timings: { decode, features, detect } };

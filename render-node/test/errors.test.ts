@@ -114,3 +114,28 @@ describe('cancellation', () => {
     expect((await readdir(dir)).filter((name) => name.startsWith('cancelled'))).toEqual([]);
   });
 });
+
+describe('template previews', () => {
+  it('renders the template song over the sample pet, without a watermark', async () => {
+    const { renderTemplatePreview } = await import('../src/template-preview.ts');
+    const outputPath = join(dir, 'preview.mp4');
+    const result = await renderTemplatePreview({ model, audioPath: songPath, outputPath, thumbnailPath: join(dir, 'preview.jpg'), size: 256, logger: testLogger });
+    expect(result.frames).toBe(150);
+    expect(result.mouth.confidence).toBeGreaterThanOrEqual(0.5);
+    expect(await exists(outputPath)).toBe(true);
+    expect(await exists(join(dir, 'preview.jpg'))).toBe(true);
+  });
+});
+
+describe('awkward framing', () => {
+  it('animates a pet whose chin is cut off by the photo (the crop hangs past the edge)', async () => {
+    const sharp = (await import('sharp')).default;
+    // A wide close-up: the photo ends 40 px below the sample pet's mouth line.
+    const path = join(dir, 'chin-cut.png');
+    await sharp(await renderSamplePet(512)).extract({ left: 0, top: 120, width: 512, height: 232 }).png().toFile(path);
+    const outputPath = join(dir, 'chin-cut.mp4');
+    const result = await renderVideo({ model, imagePath: path, audioPath: songPath, outputPath, thumbnailPath: join(dir, 'chin-cut.jpg'), watermark: false, size: 256, logger: testLogger });
+    expect(result.crop.top + result.crop.side).toBeGreaterThan(256);
+    expect(await exists(outputPath)).toBe(true);
+  });
+});

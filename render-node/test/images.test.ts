@@ -172,6 +172,14 @@ describe('mouth detector', () => {
     expectMouth(detectMouthHeuristic(await rgb(photo)), 600 + 300 * LIP.x, 1200 + 300 * LIP.y, 25);
   });
 
+  it('finds the mouth in a real close-up cat photo, and in its mirror image', async () => {
+    // Chelsea (CC0, see fixtures/README.md): the pink nose ends at about (262, 262) by inspection; the mouth is just below.
+    const image = await decodeImage(join(import.meta.dirname, 'fixtures', 'chelsea-cat.jpg'));
+    expectMouth(detectMouthHeuristic(image), 262, 268, 15);
+    const mirrored = await rgb(sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).flop());
+    expectMouth(detectMouthHeuristic(mirrored), image.width - 262, 268, 15);
+  });
+
   it('gives up on photos without a usable pet face', async () => {
     const landscape = sharp(
       Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600">

@@ -32,6 +32,9 @@ export const controlPlaneEnvSchema = z.object({
   WORKFLOW_BUNDLE_PATH: optionalString,
 
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(3600),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(30 * 24 * 3600),
+  OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
 
   OIDC_ISSUER: optionalString.pipe(z.url().optional()),
   OIDC_AUDIENCE: optionalString,

@@ -125,6 +125,7 @@ export interface OauthTokensTable {
   scopes: Scope[];
   family_id: string;
   authorization_code_hash: string | null;
+  resource: string | null;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;

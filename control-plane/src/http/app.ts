@@ -3,6 +3,7 @@ import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { requestLogging } from './request-logging.ts';
 import { filesRoutes } from './routes/files.routes.ts';
+import { oauthRoutes } from './routes/oauth.routes.ts';
 import { openApiContributors } from './routes/index.ts';
 import { publicApiRoutes } from './routes/public-api.routes.ts';
 import { serviceRoutes } from './routes/service.routes.ts';
@@ -19,6 +20,7 @@ export function createApp(context: AppContext): Express {
   app.use(serviceRoutes(context, openApiContributors));
   app.use(filesRoutes(context));
   app.use('/v1', publicApiRoutes(context));
+  app.use(oauthRoutes(context));
 
   app.use(notFoundHandler());
   app.use(errorHandler(context.config.baseUrl));

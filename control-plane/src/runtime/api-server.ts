@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../http/app.ts';
+import { attachStatusWebsocket } from '../http/status-websocket.ts';
 import type { AppContext } from './app-context.ts';
 
 export type RunningApiServer = { server: Server; port: number; close(): Promise<void> };
@@ -10,14 +11,20 @@ export async function startApiServer(context: AppContext, port = context.config.
     server.once('error', reject);
     server.listen(port, context.config.env.HOST, () => resolve());
   });
+  const websocket = await attachStatusWebsocket(server, context, async (token) => {
+    const credential = await context.services.credentials.verify(token);
+    return credential && { userId: credential.userId };
+  });
   const address = server.address();
   return {
     server,
     port: typeof address === 'object' && address ? address.port : port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await websocket.close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
 }

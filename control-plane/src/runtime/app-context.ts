@@ -16,6 +16,8 @@ import { ApiKeyService } from '../services/api-key.service.ts';
 import type { ApiVersionEntry } from '../services/api-versions.ts';
 import { CredentialService } from '../services/credential.service.ts';
 import { CreditService } from '../services/credit.service.ts';
+import { OAuthRepository } from '../repositories/oauth.repository.ts';
+import { OAuthService, oauthSettings } from '../services/oauth.service.ts';
 import { TemplateService } from '../services/template.service.ts';
 import { UserService } from '../services/user.service.ts';
 
@@ -32,23 +34,25 @@ export type AppContext = {
 };
 
 export type ServiceDependencies = {
+  config: ControlPlaneConfig;
   database: DatabaseHandle;
   objectStore: ObjectStore;
   temporalClient: () => Promise<Client>;
   logger: Logger;
 };
 
-export function createServices({ database, objectStore, temporalClient, logger }: ServiceDependencies) {
+export function createServices({ config, database, objectStore, temporalClient, logger }: ServiceDependencies) {
   const { db } = database;
   const users = new UserService(new UserRepository(db));
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
   const credits = new CreditService(new CreditRepository(db));
   const templateRepository = new TemplateRepository(db);
   const templates = new TemplateService(templateRepository, objectStore);
-  const credentials = new CredentialService(apiKeys);
+  const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config));
+  const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
-  const videos = new VideoService(videoRepository, objectStore, new RenderScheduler(temporalClient), logger);
+  const videos = new VideoService(videoRepository, objectStore, new RenderScheduler(temporalClient), logger, config.env.DOWNLOAD_URL_TTL_SECONDS);
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, new AudioPreparer(objectStore), undefined, logger);
-  return { users, apiKeys, credits, templates, credentials, videos, renders };
+  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders };
 }
 

@@ -35,6 +35,7 @@ export async function openAppContext(
       signingSecret,
       apiVersions: API_VERSIONS,
       services: createServices({
+        config,
         database,
         objectStore,
         logger,

@@ -1,12 +1,13 @@
 import type { ApiKey, Scope } from '../db/schema.ts';
 import type { ApiKeyRepository } from '../repositories/api-key.repository.ts';
+import type { OAuthCredential } from './oauth.service.ts';
 import { constantTimeEqual, hashSecret, randomToken } from './secrets.ts';
 
 /** Every key starts with this, so leaked keys are recognisable by secret scanners. */
 export const API_KEY_PREFIX = 'psk_live_';
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;
 
-export type ApiCredential = { userId: string; scopes: Scope[]; kind: 'api_key'; keyId: string };
+export type ApiCredential = { userId: string; scopes: Scope[]; kind: 'api_key'; keyId: string } | OAuthCredential;
 
 export class ApiKeyService {
   constructor(private readonly keys: ApiKeyRepository) {}

@@ -28,7 +28,21 @@ export class VideoService {
     private readonly objects: ObjectStore,
     private readonly scheduler: RenderScheduler,
     private readonly logger: Logger,
+    private readonly downloadUrlTtlSeconds: number,
   ) {}
+
+  /** Expiring download links of a finished video's MP4 and thumbnail; null until it has them. */
+  async links(video: Video): Promise<{ videoUrl: string | null; thumbnailUrl: string | null }> {
+    const link = (key: string | null, fileName: string) =>
+      key && video.status === 'completed'
+        ? this.objects.downloadUrl(key, { expiresInSeconds: this.downloadUrlTtlSeconds, fileName })
+        : Promise.resolve(null);
+    const [videoUrl, thumbnailUrl] = await Promise.all([
+      link(video.output_key, `petsing-${video.id}.mp4`),
+      link(video.thumbnail_key, `petsing-${video.id}.jpg`),
+    ]);
+    return { videoUrl, thumbnailUrl };
+  }
 
   /**
    * Stores the inputs, inserts and pays for the video in one transaction, then queues its render.

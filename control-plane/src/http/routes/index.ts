@@ -1,6 +1,7 @@
 import type { OpenApiContributor } from '../openapi.ts';
+import { registerOAuthPaths } from './oauth.routes.ts';
 import { registerPublicApiPaths } from './public-api.routes.ts';
 import { registerServicePaths } from './service.routes.ts';
 
 /** Every route module's OpenAPI paths; /openapi.json is built from these and the same zod schemas. */
-export const openApiContributors: OpenApiContributor[] = [registerServicePaths, registerPublicApiPaths];
+export const openApiContributors: OpenApiContributor[] = [registerServicePaths, registerPublicApiPaths, registerOAuthPaths];

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+/**
+ * OpenAPI descriptions of the OAuth endpoints. The endpoints validate their input themselves, because
+ * their errors follow RFC 6749 and RFC 7591 rather than the shared error shape.
+ */
+
+const scopeList = z.array(z.enum(['videos:read', 'videos:write']));
+
+export const OAuthClientRegistrationRequest = z
+  .object({
+    redirect_uris: z.array(z.url()).min(1).max(10).meta({ description: 'Exact redirect URIs: https, or http on a loopback host (localhost, 127.0.0.1, [::1]); no fragment.' }),
+    client_name: z.string().max(200).optional().meta({ description: 'Shown on the consent page.', example: 'My MCP client' }),
+    token_endpoint_auth_method: z.literal('none').optional().meta({ description: 'Only public clients: none.' }),
+    grant_types: z.array(z.enum(['authorization_code', 'refresh_token'])).optional().meta({ description: 'Default: both.' }),
+    response_types: z.array(z.literal('code')).optional(),
+  })
+  .meta({ id: 'OAuthClientRegistrationRequest', description: 'RFC 7591 client metadata; other members are ignored.' });
+
+export const OAuthClientInformation = z
+  .object({
+    client_id: z.string(),
+    client_id_issued_at: z.number().int().meta({ description: 'Seconds since the Unix epoch.' }),
+    client_name: z.string(),
+    redirect_uris: z.array(z.url()),
+    grant_types: z.array(z.string()),
+    response_types: z.array(z.literal('code')),
+    token_endpoint_auth_method: z.literal('none'),
+  })
+  .meta({ id: 'OAuthClientInformation' });
+
+export const OAuthTokenRequest = z
+  .object({
+    grant_type: z.enum(['authorization_code', 'refresh_token']),
+    client_id: z.string(),
+    code: z.string().optional().meta({ description: 'authorization_code grant.' }),
+    redirect_uri: z.string().optional().meta({ description: 'authorization_code grant: exactly as in the authorization request.' }),
+    code_verifier: z.string().optional().meta({ description: 'authorization_code grant: the PKCE verifier, 43 to 128 characters.' }),
+    refresh_token: z.string().optional().meta({ description: 'refresh_token grant; the token is rotated on every use.' }),
+    scope: z.string().optional().meta({ description: 'refresh_token grant: space-separated, may only narrow the granted scopes.' }),
+    resource: z.url().optional().meta({ description: 'RFC 8707 resource indicator; must match the one bound at authorization.' }),
+  })
+  .meta({ id: 'OAuthTokenRequest' });
+
+export const OAuthTokenResponse = z
+  .object({
+    access_token: z.string().meta({ description: 'Opaque; send as Authorization: Bearer on /v1 and /mcp.' }),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().meta({ description: 'Seconds until the access token expires.' }),
+    refresh_token: z.string().optional().meta({ description: 'Single use: each refresh returns a new one, and reusing an old one revokes them all.' }),
+    scope: z.string().meta({ description: 'Space-separated granted scopes.', example: 'videos:read videos:write' }),
+  })
+  .meta({ id: 'OAuthTokenResponse' });
+
+export const OAuthErrorResponse = z
+  .object({
+    error: z.string().meta({ description: 'RFC 6749 §5.2 or RFC 7591 §3.2.2 error code.', example: 'invalid_grant' }),
+    error_description: z.string(),
+    message: z.string().meta({ description: 'Repeats error_description.' }),
+  })
+  .meta({ id: 'OAuthError' });
+
+export const AuthorizationServerMetadata = z
+  .object({
+    issuer: z.url(),
+    authorization_endpoint: z.url(),
+    token_endpoint: z.url(),
+    registration_endpoint: z.url(),
+    scopes_supported: scopeList,
+    response_types_supported: z.array(z.string()),
+    response_modes_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    authorization_response_iss_parameter_supported: z.boolean(),
+    service_documentation: z.url(),
+  })
+  .meta({ id: 'AuthorizationServerMetadata', description: 'RFC 8414 authorization server metadata.' });
+
+export const ProtectedResourceMetadata = z
+  .object({
+    resource: z.url(),
+    authorization_servers: z.array(z.url()),
+    scopes_supported: scopeList,
+    bearer_methods_supported: z.array(z.string()),
+    resource_name: z.string(),
+    resource_documentation: z.url(),
+  })
+  .meta({ id: 'ProtectedResourceMetadata', description: 'RFC 9728 protected resource metadata.' });

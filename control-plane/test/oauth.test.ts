@@ -1,0 +1,408 @@
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { json } from '../../test/support/http.ts';
+
+const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
+const OTHER_REDIRECT_URI = 'https://client.example/oauth/callback';
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+/** An OAuth client driven by oauth4webapi, approving on the service's own consent page like a browser would. */
+function oauthClient(baseUrl: string) {
+  let as: oauth.AuthorizationServer;
+  const discover = async () => {
+    const issuer = new URL(baseUrl);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    return as;
+  };
+
+  const register = async (metadata: Partial<oauth.Client> = {}): Promise<oauth.Client> =>
+    oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [REDIRECT_URI], client_name: 'Pet Test Client', token_endpoint_auth_method: 'none', ...metadata }, insecure),
+    ) as Promise<oauth.Client>;
+
+  const authorizationUrl = async (client: oauth.Client, params: Record<string, string | undefined> = {}) => {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    const all: Record<string, string | undefined> = {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...params,
+    };
+    for (const [name, value] of Object.entries(all)) if (value !== undefined) url.searchParams.set(name, value);
+    return { url, verifier, state: all.state };
+  };
+
+  /** GET the consent page; returns its hidden form fields and the nonce cookie. */
+  const openConsent = async (url: URL) => {
+    const page = await fetch(url, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, unescapeHtml(value!)]));
+    const cookie = page.headers.getSetCookie().map((header) => header.split(';')[0]).join('; ');
+    return { html, fields, cookie, headers: page.headers };
+  };
+
+  const submitConsent = (url: URL, form: Record<string, string>, cookie: string) =>
+    fetch(url.origin + url.pathname, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams(form),
+      redirect: 'manual',
+    });
+
+  /** The whole front channel: consent page, decision, and the redirect back to the client. */
+  const authorize = async (
+    client: oauth.Client,
+    options: { params?: Record<string, string | undefined>; decision?: 'approve' | 'deny'; email?: string } = {},
+  ) => {
+    const { url, verifier, state } = await authorizationUrl(client, options.params);
+    const { fields, cookie } = await openConsent(url);
+    const response = await submitConsent(url, { ...fields, email: options.email ?? 'owner@example.com', decision: options.decision ?? 'approve' }, cookie);
+    expect(response.status).toBe(303);
+    const callback = new URL(response.headers.get('location')!);
+    return { callback, verifier, state };
+  };
+
+  const exchange = async (client: oauth.Client, callback: URL, verifier: string, state: string | undefined, redirectUri = REDIRECT_URI) => {
+    const params = oauth.validateAuthResponse(as, client, callback, state);
+    return oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, insecure));
+  };
+
+  const signIn = async (client: oauth.Client, params?: Record<string, string | undefined>) => {
+    const { callback, verifier, state } = await authorize(client, { params });
+    return exchange(client, callback, verifier, state);
+  };
+
+  const refresh = async (client: oauth.Client, refreshToken: string, parameters?: Record<string, string>) =>
+    oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, { ...insecure, additionalParameters: parameters }));
+
+  return { discover, register, authorizationUrl, openConsent, submitConsent, authorize, exchange, signIn, refresh };
+}
+
+function unescapeHtml(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity]!);
+}
+
+describe('OAuth 2.1 authorization server', () => {
+  let service: TestService;
+  let client: ReturnType<typeof oauthClient>;
+  let registered: oauth.Client;
+  const me = (accessToken: string) => fetch(`${service.baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${accessToken}` } });
+  const tokenRequest = (body: Record<string, string>, asJson = false) =>
+    fetch(`${service.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded' },
+      body: asJson ? JSON.stringify(body) : new URLSearchParams(body),
+    });
+
+  beforeAll(async () => {
+    service = await startTestService();
+    client = oauthClient(service.baseUrl);
+    await client.discover();
+    registered = await client.register();
+  });
+  afterAll(() => service.stop());
+
+  it('publishes authorization server (RFC 8414) and protected resource (RFC 9728) metadata', async () => {
+    const base = service.baseUrl;
+    const as = await client.discover();
+    expect(as).toMatchObject({
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['videos:read', 'videos:write'],
+      authorization_response_iss_parameter_supported: true,
+    });
+
+    // A client starts from the 401 challenge on /v1 and follows it to the authorization server.
+    const challenge = (await fetch(`${base}/v1/me`)).headers.get('www-authenticate')!;
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
+    const resource = await json(fetch(metadataUrl));
+    expect(resource).toMatchObject({
+      resource: base,
+      authorization_servers: [base],
+      scopes_supported: ['videos:read', 'videos:write'],
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${base}/docs`,
+    });
+    for (const suffix of ['/mcp', '/v1']) {
+      const variant = await json(fetch(`${base}/.well-known/oauth-protected-resource${suffix}`));
+      expect(variant).toMatchObject({ resource: `${base}${suffix}`, authorization_servers: [base] });
+    }
+  });
+
+  it('registers public clients dynamically (RFC 7591) and refuses unsafe redirect URIs', async () => {
+    expect(registered).toMatchObject({
+      client_id: expect.stringMatching(/^psc_/),
+      client_name: 'Pet Test Client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      client_id_issued_at: expect.any(Number),
+    });
+    const register = (body: unknown) =>
+      fetch(`${service.baseUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    const unnamed = await register({ redirect_uris: [OTHER_REDIRECT_URI] });
+    expect(unnamed.status).toBe(201);
+    expect(unnamed.headers.get('cache-control')).toBe('no-store');
+    expect((await json(unnamed)).client_name).toBe('Unnamed application');
+
+    for (const redirectUris of [['http://client.example/callback'], ['https://client.example/cb#fragment'], ['javascript:alert(1)'], ['not a url'], [], undefined]) {
+      const response = await register({ redirect_uris: redirectUris, client_name: 'Bad' });
+      expect(response.status, JSON.stringify(redirectUris)).toBe(400);
+      expect(await json(response)).toMatchObject({ error: 'invalid_redirect_uri', error_description: expect.any(String) });
+    }
+    for (const metadata of [{ token_endpoint_auth_method: 'client_secret_basic' }, { grant_types: ['client_credentials'] }, { response_types: ['token'] }]) {
+      const response = await register({ redirect_uris: [REDIRECT_URI], ...metadata });
+      expect(response.status).toBe(400);
+      expect((await json(response)).error).toBe('invalid_client_metadata');
+    }
+  });
+
+  it('runs the authorization code flow with PKCE and the token works on /v1 with its scopes', async () => {
+    const odd = 'state with spaces & ünïcode/?=';
+    const { url } = await client.authorizationUrl(registered, { scope: 'videos:read videos:write', state: odd, resource: service.baseUrl });
+    const consent = await client.openConsent(url);
+    expect(consent.html).toContain('Pet Test Client');
+    expect(consent.html).toContain('videos:write');
+    expect(consent.headers.get('x-frame-options')).toBe('DENY');
+    expect(consent.headers.get('cache-control')).toBe('no-store');
+
+    const { callback, verifier, state } = await client.authorize(registered, { params: { scope: 'videos:read videos:write', state: odd, resource: service.baseUrl } });
+    expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
+    expect(state).toBe(odd);
+    expect(callback.searchParams.get('state')).toBe(odd);
+    expect(callback.searchParams.get('iss')).toBe(service.baseUrl);
+
+    const tokens = await client.exchange(registered, callback, verifier, state);
+    expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'videos:read videos:write' });
+    expect(tokens.access_token).toMatch(/^pso_at_[A-Za-z0-9_-]{43}$/);
+    expect(tokens.refresh_token).toMatch(/^pso_rt_[A-Za-z0-9_-]{43}$/);
+
+    const account = await me(tokens.access_token);
+    expect(account.status).toBe(200);
+    const user = await service.context.services.users.resolve('owner@example.com');
+    expect(await json(account)).toMatchObject({ user_id: user.id, scopes: ['videos:read', 'videos:write'] });
+
+    const rows = await service.database.db.selectFrom('oauth_tokens').selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(tokens.access_token);
+    expect(JSON.stringify(rows)).not.toContain(tokens.refresh_token);
+    expect(rows.every((row) => row.resource === service.baseUrl)).toBe(true);
+  });
+
+  it('answers token requests with Cache-Control: no-store, accepts JSON bodies and allows browser clients', async () => {
+    const preflight = await fetch(`${service.baseUrl}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://inspector.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+
+    const { callback, verifier } = await client.authorize(registered);
+    const response = await tokenRequest(
+      { grant_type: 'authorization_code', client_id: registered.client_id, code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: verifier },
+      true,
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(Object.keys(await json(response)).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+  });
+
+  it('defaults to videos:read, so a token granted nothing more cannot write', async () => {
+    const tokens = await client.signIn(registered);
+    expect(tokens.scope).toBe('videos:read');
+    expect((await json(me(tokens.access_token))).scopes).toEqual(['videos:read']);
+  });
+
+  it('rotates the refresh token on every use, and may narrow the scope', async () => {
+    const first = await client.signIn(registered, { scope: 'videos:read videos:write' });
+    const second = await client.refresh(registered, first.refresh_token!);
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect(second.access_token).not.toBe(first.access_token);
+    expect((await json(me(second.access_token))).scopes).toEqual(['videos:read', 'videos:write']);
+
+    const narrowed = await client.refresh(registered, second.refresh_token!, { scope: 'videos:read' });
+    expect(narrowed.scope).toBe('videos:read');
+    expect((await json(me(narrowed.access_token))).scopes).toEqual(['videos:read']);
+    // The refresh token keeps the original grant (RFC 6749 §6).
+    const widenedAgain = await client.refresh(registered, narrowed.refresh_token!);
+    expect(widenedAgain.scope).toBe('videos:read videos:write');
+
+    await expect(client.refresh(registered, widenedAgain.refresh_token!, { scope: 'videos:read videos:admin' })).rejects.toMatchObject({ error: 'invalid_scope' });
+  });
+
+  it('revokes the whole family when a rotated-out refresh token is reused', async () => {
+    const first = await client.signIn(registered);
+    const second = await client.refresh(registered, first.refresh_token!);
+    expect((await me(second.access_token)).status).toBe(200);
+
+    await expect(client.refresh(registered, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
+    expect((await me(second.access_token)).status).toBe(401);
+    expect((await me(first.access_token)).status).toBe(401);
+    await expect(client.refresh(registered, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('accepts a code once; a replay is refused and revokes the tokens issued from it', async () => {
+    const { callback, verifier, state } = await client.authorize(registered);
+    const tokens = await client.exchange(registered, callback, verifier, state);
+    const refreshed = await client.refresh(registered, tokens.refresh_token!);
+    expect((await me(refreshed.access_token)).status).toBe(200);
+
+    await expect(client.exchange(registered, callback, verifier, state)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await me(tokens.access_token)).status).toBe(401);
+    expect((await me(refreshed.access_token)).status).toBe(401);
+    await expect(client.refresh(registered, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('refuses a wrong code verifier, and the code is spent afterwards', async () => {
+    const { callback, verifier, state } = await client.authorize(registered);
+    await expect(client.exchange(registered, callback, oauth.generateRandomCodeVerifier(), state)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.exchange(registered, callback, verifier, state)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('refuses a redirect URI other than the one the code was issued for', async () => {
+    const twoUris = await client.register({ redirect_uris: [REDIRECT_URI, OTHER_REDIRECT_URI] });
+    const { callback, verifier, state } = await client.authorize(twoUris);
+    await expect(client.exchange(twoUris, callback, verifier, state, OTHER_REDIRECT_URI)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('refuses a code presented by another client', async () => {
+    const other = await client.register();
+    const { callback, verifier, state } = await client.authorize(registered);
+    await expect(client.exchange(other, callback, verifier, state)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('shows an error page, never a redirect, for an unknown client or unregistered redirect URI', async () => {
+    for (const params of [{ redirect_uri: 'https://attacker.example/steal' }, { client_id: 'psc_unknown' }, { client_id: undefined }]) {
+      const { url } = await client.authorizationUrl(registered, params);
+      const response = await fetch(url, { redirect: 'manual' });
+      expect(response.status).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await response.text()).toContain('cannot continue');
+    }
+  });
+
+  it('refuses a plain or missing PKCE challenge, unknown scopes and foreign resources by redirect', async () => {
+    const cases: [Record<string, string | undefined>, string][] = [
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge_method: undefined }, 'invalid_request'],
+      [{ code_challenge: undefined }, 'invalid_request'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ scope: 'videos:read admin' }, 'invalid_scope'],
+      [{ resource: 'https://elsewhere.example/' }, 'invalid_target'],
+    ];
+    for (const [params, error] of cases) {
+      const { url, state } = await client.authorizationUrl(registered, params);
+      const response = await fetch(url, { redirect: 'manual' });
+      expect(response.status, JSON.stringify(params)).toBe(302);
+      const location = new URL(response.headers.get('location')!);
+      expect(location.origin + location.pathname).toBe(REDIRECT_URI);
+      expect(location.searchParams.get('error')).toBe(error);
+      expect(location.searchParams.get('state')).toBe(state);
+      expect(location.searchParams.get('iss')).toBe(service.baseUrl);
+    }
+  });
+
+  it('tells the client access_denied when the person denies', async () => {
+    const { callback, verifier, state } = await client.authorize(registered, { decision: 'deny' });
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(callback.searchParams.get('state')).toBe(state);
+    await expect(client.exchange(registered, callback, verifier, state)).rejects.toMatchObject({ error: 'access_denied' });
+  });
+
+  it('binds the consent form to the browser and to the request it showed', async () => {
+    const { url } = await client.authorizationUrl(registered, { scope: 'videos:read' });
+    const { fields, cookie } = await client.openConsent(url);
+    const approve = { ...fields, email: 'owner@example.com', decision: 'approve' };
+
+    const withoutCookie = await client.submitConsent(url, approve, '');
+    expect(withoutCookie.status).toBe(400);
+    expect(withoutCookie.headers.get('location')).toBeNull();
+    const escalated = await client.submitConsent(url, { ...approve, scope: 'videos:read videos:write' }, cookie);
+    expect(escalated.status).toBe(400);
+    expect(escalated.headers.get('location')).toBeNull();
+
+    const badEmail = await client.submitConsent(url, { ...approve, email: 'not-an-email' }, cookie);
+    expect(badEmail.status).toBe(400);
+    expect(await badEmail.text()).toContain('valid email');
+
+    expect((await client.submitConsent(url, approve, cookie)).status).toBe(303);
+  });
+
+  it('signs a new person in by email, creating the account', async () => {
+    const { callback, verifier, state } = await client.authorize(registered, { email: 'New.Person@Example.com' });
+    const tokens = await client.exchange(registered, callback, verifier, state);
+    const user = await service.context.services.users.resolve('new.person@example.com');
+    expect((await json(me(tokens.access_token))).user_id).toBe(user.id);
+  });
+
+  it('answers token endpoint misuse with RFC 6749 errors', async () => {
+    const cases: [Record<string, string>, number, string][] = [
+      [{ client_id: registered.client_id }, 400, 'invalid_request'],
+      [{ grant_type: 'password', client_id: registered.client_id }, 400, 'unsupported_grant_type'],
+      [{ grant_type: 'refresh_token', client_id: 'psc_unknown', refresh_token: 'pso_rt_x' }, 401, 'invalid_client'],
+      [{ grant_type: 'refresh_token', client_id: registered.client_id }, 400, 'invalid_request'],
+      [{ grant_type: 'refresh_token', client_id: registered.client_id, refresh_token: 'pso_rt_unknown' }, 400, 'invalid_grant'],
+      [{ grant_type: 'authorization_code', client_id: registered.client_id, code: 'pso_ac_unknown', redirect_uri: REDIRECT_URI }, 400, 'invalid_request'],
+      [
+        { grant_type: 'authorization_code', client_id: registered.client_id, code: 'pso_ac_unknown', redirect_uri: REDIRECT_URI, code_verifier: oauth.generateRandomCodeVerifier() },
+        400,
+        'invalid_grant',
+      ],
+    ];
+    for (const [body, status, error] of cases) {
+      const response = await tokenRequest(body);
+      expect(response.status, JSON.stringify(body)).toBe(status);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const answer = await json(response);
+      expect(answer).toEqual({ error, error_description: expect.any(String), message: answer.error_description });
+    }
+  });
+});
+
+describe('OAuth lifetimes', () => {
+  let service: TestService;
+  let client: ReturnType<typeof oauthClient>;
+  let registered: oauth.Client;
+  const me = (accessToken: string) => fetch(`${service.baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${accessToken}` } });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { OAUTH_CODE_TTL_SECONDS: '1', OAUTH_ACCESS_TOKEN_TTL_SECONDS: '1' } });
+    client = oauthClient(service.baseUrl);
+    await client.discover();
+    registered = await client.register();
+  });
+  afterAll(() => service.stop());
+
+  it('refuses an expired authorization code', async () => {
+    const { callback, verifier, state } = await client.authorize(registered);
+    await sleep(1_200);
+    await expect(client.exchange(registered, callback, verifier, state)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('answers an expired access token with 401, and the refresh token still gets a fresh one', async () => {
+    const tokens = await client.signIn(registered);
+    expect(tokens.expires_in).toBe(1);
+    await sleep(1_200);
+    const expired = await me(tokens.access_token);
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const refreshed = await client.refresh(registered, tokens.refresh_token!);
+    expect((await me(refreshed.access_token)).status).toBe(200);
+  });
+});

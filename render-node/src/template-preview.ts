@@ -1,0 +1,31 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LipSyncModel } from './lipsync-model.ts';
+import type { Logger } from './logger.ts';
+import { renderVideo, type RenderResult } from './render-pipeline.ts';
+import { renderSamplePet } from './sample-pet.ts';
+
+/**
+ * A template's preview clip (preview_video_url) and still (preview_image_url): the template's song
+ * rendered over the project's own sample pet, without a watermark. Render once per template and store.
+ */
+export async function renderTemplatePreview(options: {
+  model: LipSyncModel;
+  audioPath: string;
+  outputPath: string;
+  thumbnailPath: string;
+  size?: number;
+  fps?: number;
+  logger?: Logger;
+  signal?: AbortSignal;
+}): Promise<RenderResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'petsing-preview-'));
+  try {
+    const imagePath = join(dir, 'sample-pet.png');
+    await writeFile(imagePath, await renderSamplePet(1024));
+    return await renderVideo({ ...options, imagePath, watermark: false });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
