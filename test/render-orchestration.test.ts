@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { renderSamplePet } from '@petsing/render-node';
 import { videoObjectPrefix } from '@petsing/workflows';
 import { fileURLToPath } from 'node:url';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import sharp from 'sharp';
 import { sql } from 'kysely';
@@ -224,14 +224,27 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     expect(totals.rows[0]).toEqual({ sum: 0, balance: 0 });
   }, 300_000);
 
+  it('renders each template\'s preview clip once and serves it', async () => {
+    const queued = await service.context.services.templates.schedulePreviews(service.context.services.scheduler);
+    expect(queued).toBeGreaterThanOrEqual(5);
+    await waitFor('every preview clip', async () => (await service.context.services.templates.list()).every((t) => t.preview_video_key), 240_000);
+    expect(await service.context.services.templates.schedulePreviews(service.context.services.scheduler)).toBe(0);
+    const templates = await json(fetch(`${service.baseUrl}/templates`));
+    const clip = await fetch(templates[0].preview_video_url);
+    expect(clip.status).toBe(200);
+    expect(clip.headers.get('content-type')).toBe('video/mp4');
+    expect(Buffer.from(await clip.arrayBuffer()).subarray(4, 8).toString('ascii')).toBe('ftyp');
+  }, 300_000);
+
   it('replays every recorded workflow history against the current workflow code', async () => {
     const histories = [];
     for await (const execution of temporal.client.workflow.list({ query: `WorkflowType = 'renderVideo' AND ExecutionStatus != 'Running'` })) {
       histories.push({ workflowId: execution.workflowId, history: await temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
     }
     expect(histories.length).toBeGreaterThanOrEqual(5);
-    const workflowsPath = fileURLToPath(import.meta.resolve('@petsing/workflows/workflows'));
-    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'orchestration' }, histories)) {
+    // Replay against the bundle production workers load (built ahead of time the same way).
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
+    for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'orchestration' }, histories)) {
       expect(result.error, `replay of ${result.workflowId}`).toBeUndefined();
     }
   }, 120_000);

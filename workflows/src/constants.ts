@@ -15,6 +15,9 @@ export const renderWorkflowId = (videoId: string) => `render-video-${videoId}`;
 /** The watermark-removal re-render of a video (one at a time per video). */
 export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId}`;
 
+/** The one-off render of a template's preview clip. */
+export const templatePreviewWorkflowId = (templateId: number) => `template-preview-${templateId}`;
+
 /** Progress updates a render node sends to its workflow while it renders. */
 export const RENDER_PROGRESS_SIGNAL = 'renderProgress';
 /** Query answering the current render progress (0-100) of a running workflow. */

@@ -31,14 +31,16 @@ export const RenderPlan = z.object({
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
-export const PrepareAudioInput = z.object({ videoId, sourceAudioKey: z.string() });
+export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
 export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
 export const RenderLipSyncInput = z.object({
-  videoId,
+  /** The video id, or another job's id (template previews); used in logs. */
+  jobId: z.string(),
+  /** The workflow to signal progress to. */
   workflowId: z.string(),
   imageKey: z.string(),
   audioKey: z.string(),
@@ -67,6 +69,18 @@ export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
 export const FailVideoInput = z.object({ videoId, code: z.string(), reason: z.string() });
 export type FailVideoInput = z.infer<typeof FailVideoInput>;
 
+export const TemplatePreviewInput = z.object({ templateId: z.number().int().positive() });
+export type TemplatePreviewInput = z.infer<typeof TemplatePreviewInput>;
+
+export const TemplatePreviewPlan = z.object({
+  imageKey: z.string(),
+  sourceAudioKey: z.string(),
+  preparedAudioKey: z.string(),
+  outputKey: z.string(),
+  thumbnailKey: z.string(),
+});
+export type TemplatePreviewPlan = z.infer<typeof TemplatePreviewPlan>;
+
 /** The control-plane activities the workflows call; implemented in control-plane. */
 export interface ControlActivities {
   beginRender(input: RenderVideoInput): Promise<RenderPlan>;
@@ -77,6 +91,8 @@ export interface ControlActivities {
   beginRerender(input: RerenderInput): Promise<RenderPlan>;
   abandonRerender(input: FailVideoInput): Promise<void>;
   deleteVideoObjects(input: { videoId: string; keepKeys: string[] }): Promise<void>;
+  beginTemplatePreview(input: TemplatePreviewInput): Promise<TemplatePreviewPlan>;
+  completeTemplatePreview(input: TemplatePreviewInput & { outputKey: string }): Promise<void>;
 }
 
 /** The render-node activities, served on TASK_QUEUES.render. */

@@ -20,6 +20,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 
 export async function openPostgres(connectionString: string, poolSize = 10): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString, max: poolSize });
+  // An idle pooled connection can die (database restart, failover, admin termination). That is not fatal:
+  // the pool drops it and the next checkout connects afresh; without a listener Node would crash instead.
+  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', listen: (channel, onMessage) => listenOnPostgres(connectionString, channel, onMessage), close: () => db.destroy() };
 }

@@ -51,8 +51,9 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config));
   const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
-  const videos = new VideoService(videoRepository, objectStore, new RenderScheduler(temporalClient), logger, config.env.DOWNLOAD_URL_TTL_SECONDS);
+  const scheduler = new RenderScheduler(temporalClient);
+  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS);
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, new AudioPreparer(objectStore), undefined, logger);
-  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders };
+  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler };
 }
 

@@ -39,6 +39,12 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       const worker = await startControlWorker(context);
       lifecycle.add('control worker', worker.stop);
     }
+    if (parts.api) {
+      // Preview clips render in the background on whichever render node is free.
+      context.services.templates
+        .schedulePreviews(context.services.scheduler)
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start'));
+    }
     if (parts.renderWorker) {
       const worker = await startRenderWorker(loadRenderWorkerEnv(process.env), messageFirstLogger(logger.child({ part: 'render-node' })));
       lifecycle.add('render worker', worker.stop);

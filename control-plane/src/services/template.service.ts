@@ -4,6 +4,8 @@ import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import { templateCatalog } from '../templates/template-catalog.ts';
 import { buildTemplateAssets } from '../templates/template-assets.ts';
+import { renderSamplePet } from '@petsing/render-node';
+import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 
 export const templateAssets = ['audio', 'preview-image', 'preview-video'] as const;
 export type TemplateAsset = (typeof templateAssets)[number];
@@ -11,8 +13,14 @@ export type TemplateAsset = (typeof templateAssets)[number];
 export const templateObjectKeys = (id: number) => ({
   audio: `templates/${id}/song.mp3`,
   previewImage: `templates/${id}/preview.png`,
+  previewAudio: `templates/${id}/preview-audio.wav`,
   previewVideo: `templates/${id}/preview.mp4`,
+  previewThumbnail: `templates/${id}/preview.jpg`,
 });
+
+/** The project's own pet picture that sings every template's preview clip. */
+export const SAMPLE_PET_KEY = 'templates/sample-pet.png';
+const SAMPLE_PET_SIZE = 512;
 
 export class TemplateService {
   constructor(
@@ -22,6 +30,13 @@ export class TemplateService {
 
   list(): Promise<Template[]> {
     return this.templates.listOldestFirst();
+  }
+
+  /** Queues the preview clip of every template that has none yet (once per template: the workflow id is fixed). */
+  async schedulePreviews(scheduler: RenderScheduler): Promise<number> {
+    const missing = (await this.templates.listOldestFirst()).filter((template) => !template.preview_video_key);
+    for (const template of missing) await scheduler.startTemplatePreview(template.id);
+    return missing.length;
   }
 
   /** Looks a template up by its public id, a numeric string. */
@@ -46,6 +61,9 @@ export class TemplateService {
    * whose row and objects are already there is left alone, so restarts are cheap.
    */
   async seed(logger: Logger): Promise<{ created: number; kept: number }> {
+    if (!(await this.objects.exists(SAMPLE_PET_KEY))) {
+      await this.objects.put(SAMPLE_PET_KEY, await renderSamplePet(SAMPLE_PET_SIZE), { contentType: 'image/png' });
+    }
     let created = 0;
     for (const definition of templateCatalog) {
       const id = Number(definition.id);

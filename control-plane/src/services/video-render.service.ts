@@ -1,5 +1,6 @@
 import type { ObjectStore } from '@petsing/workflows/storage';
-import { preparedAudioKey, videoObjectPrefix, type RenderPlan } from '@petsing/workflows';
+import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
+import { SAMPLE_PET_KEY, templateObjectKeys } from './template.service.ts';
 import type { Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
@@ -56,10 +57,26 @@ export class VideoRenderService {
     return this.plan(video, false);
   }
 
-  async prepareAudio(videoId: string, sourceAudioKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
-    const audioKey = preparedAudioKey(videoId);
-    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, audioKey, signal);
-    return { audioKey, durationSeconds };
+  async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
+    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal);
+    return { audioKey: targetKey, durationSeconds };
+  }
+
+  async beginTemplatePreview(templateId: number): Promise<TemplatePreviewPlan> {
+    const template = await this.templates.findById(templateId);
+    if (!template) throw new PermanentRenderFailure('template_not_found', `Template ${templateId} does not exist.`);
+    const keys = templateObjectKeys(templateId);
+    return {
+      imageKey: SAMPLE_PET_KEY,
+      sourceAudioKey: template.audio_key,
+      preparedAudioKey: keys.previewAudio,
+      outputKey: keys.previewVideo,
+      thumbnailKey: keys.previewThumbnail,
+    };
+  }
+
+  completeTemplatePreview(templateId: number, outputKey: string): Promise<void> {
+    return this.templates.setPreviewVideo(templateId, outputKey);
   }
 
   recordProgress(videoId: string, progress: number): Promise<void> {

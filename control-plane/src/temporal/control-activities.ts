@@ -11,13 +11,15 @@ export function createControlActivities(renders: VideoRenderService): ControlAct
   return {
     beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
-    prepareAudio: ({ videoId, sourceAudioKey }) =>
-      translate(() => renders.prepareAudio(videoId, sourceAudioKey, Context.current().cancellationSignal)),
+    prepareAudio: ({ sourceAudioKey, targetKey }) =>
+      translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal)),
     recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
     completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),
     failVideo: ({ videoId, code, reason }) => renders.fail(videoId, { code, reason }),
     abandonRerender: ({ videoId, code, reason }) => renders.abandonRerender(videoId, { code, reason }),
     deleteVideoObjects: ({ videoId }) => renders.deleteObjects(videoId),
+    beginTemplatePreview: ({ templateId }) => translate(() => renders.beginTemplatePreview(templateId)),
+    completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
   };
 }
 

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { renderWorkflowId, rerenderWorkflowId, TASK_QUEUES, type RenderVideoInput } from '@petsing/workflows';
+import { renderWorkflowId, rerenderWorkflowId, TASK_QUEUES, templatePreviewWorkflowId, type RenderVideoInput } from '@petsing/workflows';
 
 /** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
 export class RenderScheduler {
@@ -32,6 +32,20 @@ export class RenderScheduler {
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     return workflowId;
+  }
+
+  /** Renders a template's preview clip; a no-op while one runs or once one has succeeded. */
+  async startTemplatePreview(templateId: number): Promise<void> {
+    try {
+      await (await this.client()).workflow.start('renderTemplatePreview', {
+        taskQueue: TASK_QUEUES.control,
+        workflowId: templatePreviewWorkflowId(templateId),
+        args: [{ templateId }],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
   }
 
   /** Cancels whatever is rendering the video; finished or unknown workflows are fine. */

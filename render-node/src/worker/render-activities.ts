@@ -9,6 +9,7 @@ import type { ObjectStore } from '@petsing/workflows/storage';
 import { isRenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
+import type { MouthDetector } from '../mouth-detector.ts';
 import { renderVideo } from '../render-pipeline.ts';
 
 /** How often a render heartbeats even when no frame finished (decoding, uploading). */
@@ -24,6 +25,8 @@ export type RenderActivityDependencies = {
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
   signalProgress(workflowId: string, percent: number): Promise<void>;
+  /** An optional learned mouth detector (RENDER_DETECTOR_MODEL_PATH); the heuristic one otherwise. */
+  detector?: MouthDetector;
 };
 
 /**
@@ -59,13 +62,14 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           fps: deps.fps,
           signal: context.cancellationSignal,
           logger: deps.logger,
+          ...(deps.detector ? { detector: deps.detector } : {}),
           onProgress: (percent) => {
             progress = Math.floor(percent);
             context.heartbeat({ progress });
             if (progress >= signalled + PROGRESS_SIGNAL_STEP) {
               signalled = progress;
               deps.signalProgress(input.workflowId, progress).catch((error: unknown) => {
-                deps.logger.warn('could not signal render progress', { videoId: input.videoId, error: String(error) });
+                deps.logger.warn('could not signal render progress', { jobId: input.jobId, error: String(error) });
               });
             }
           },

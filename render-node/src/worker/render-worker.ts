@@ -19,6 +19,7 @@ import {
 import { createObjectStore, type ObjectStore } from '@petsing/workflows/storage';
 import { renderNodeEnvSchema } from '../config.ts';
 import { loadLipSyncModel } from '../lipsync-model.ts';
+import { loadOnnxMouthDetector } from '../onnx-detector.ts';
 import type { Logger } from '../logger.ts';
 import { createRenderActivities } from './render-activities.ts';
 
@@ -54,6 +55,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
     ...(modelPath ? { modelPath } : {}),
   });
   logger.info('lip-sync model ready', { source: model.source, provider: model.provider, faceSize: model.faceSize });
+  const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxMouthDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
 
   const temporal = await connectTemporalClient(env);
   const connection = await connectTemporalWorker(env);
@@ -68,6 +70,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       size: env.RENDER_OUTPUT_SIZE,
       fps: env.RENDER_FPS,
       logger,
+      ...(detector ? { detector } : {}),
       signalProgress: (workflowId, percent) =>
         temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
     }),

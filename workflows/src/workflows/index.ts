@@ -1,1 +1,1 @@
-export { renderVideo, rerenderWithoutWatermark, renderProgressSignal, progressQuery } from './render-video.workflow.ts';
+export { renderVideo, rerenderWithoutWatermark, renderTemplatePreview, renderProgressSignal, progressQuery } from './render-video.workflow.ts';

@@ -14,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import {
   FAILURE_TYPES,
+  preparedAudioKey,
   PROGRESS_QUERY,
   RENDER_PROGRESS_SIGNAL,
   TASK_QUEUES,
@@ -27,6 +28,7 @@ import type {
   RenderPlan,
   RenderVideoInput,
   RerenderInput,
+  TemplatePreviewInput,
 } from '../contract.ts';
 
 const control = proxyActivities<ControlActivities>({
@@ -124,12 +126,12 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   });
   setHandler(progressQuery, () => progress);
 
-  const audio = await control.prepareAudio({ videoId: plan.videoId, sourceAudioKey: plan.sourceAudioKey });
+  const audio = await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId) });
   const info = workflowInfo();
   const keys = renderOutputKeys(plan.videoId, info.runId);
   const rendered = render
     .renderLipSync({
-      videoId: plan.videoId,
+      jobId: plan.videoId,
       workflowId: info.workflowId,
       imageKey: plan.imageKey,
       audioKey: audio.audioKey,
@@ -153,6 +155,25 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     thumbnailKey: result.thumbnailKey,
     watermark: plan.watermark,
   });
+}
+
+/**
+ * Renders a template's preview clip once: its song sung by the project's own sample pet, without a
+ * watermark, stored beside the template.
+ */
+export async function renderTemplatePreview(input: TemplatePreviewInput): Promise<void> {
+  const plan = await control.beginTemplatePreview(input);
+  const audio = await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: plan.preparedAudioKey });
+  const result = await render.renderLipSync({
+    jobId: `template-${input.templateId}`,
+    workflowId: workflowInfo().workflowId,
+    imageKey: plan.imageKey,
+    audioKey: audio.audioKey,
+    watermark: false,
+    outputKey: plan.outputKey,
+    thumbnailKey: plan.thumbnailKey,
+  });
+  await control.completeTemplatePreview({ templateId: input.templateId, outputKey: result.outputKey });
 }
 
 async function fail(

@@ -1,0 +1,40 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { TASK_QUEUES } from '@petsing/workflows';
+import type { AppContext } from '../../control-plane/src/runtime/app-context.ts';
+import { createControlActivities } from '../../control-plane/src/temporal/control-activities.ts';
+
+export type ControlWorkerTuning = Pick<
+  WorkerOptions,
+  | 'maxConcurrentActivityTaskExecutions'
+  | 'maxConcurrentWorkflowTaskExecutions'
+  | 'maxConcurrentActivityTaskPolls'
+  | 'maxConcurrentWorkflowTaskPolls'
+  | 'maxCachedWorkflows'
+>;
+
+/**
+ * The control worker exactly as startControlWorker builds it (same activities, same workflow code) plus
+ * worker options, which startControlWorker does not take yet. Used only when a tuning flag is given, to
+ * measure what passing such options through would buy.
+ */
+export async function startTunedControlWorker(context: AppContext, tuning: ControlWorkerTuning): Promise<{ stop(): Promise<void> }> {
+  const { env } = context.config;
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS! });
+  const worker = await Worker.create({
+    connection,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: TASK_QUEUES.control,
+    activities: createControlActivities(context.services.renders),
+    workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')),
+    ...tuning,
+  });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
