@@ -41,6 +41,10 @@ RUN apt-get update \
       ffmpeg espeak-ng libheif-examples tini ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
+# Amazon RDS CA bundle (public certificates only). terraform/ sets DATABASE_URL with
+# sslmode=verify-full&sslrootcert=<this file>: Node's built-in CA list does not include the RDS CAs.
+ADD --chmod=644 https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem /usr/local/share/petsing/rds-global-bundle.pem
+
 ENV NODE_ENV=production \
     PATH=/app/node_modules/.bin:$PATH \
     HOST=0.0.0.0 \

@@ -7,7 +7,8 @@
  * Options: --jobs N (100) created at once; --serial N (10) created one after another, for the latency of
  * a job alone; --warmup N (3); control-worker tuning, which switches to a bench-built worker because
  * startControlWorker takes no options: --max-activities, --max-workflow-tasks, --activity-polls,
- * --workflow-polls, --cached-workflows.
+ * --workflow-polls, --cached-workflows; --what-if-cached-audio simulates a prepared-audio cache for
+ * template songs (not product behaviour; see control-worker-variant.ts).
  */
 import { cpus, tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,7 +18,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { renderSamplePet } from '@petsing/render-node';
 import { renderWorkflowId } from '@petsing/workflows';
-import { connectTemporalClient, installTemporalLogging } from '@petsing/workflows/runtime';
+import { Runtime, type LogLevel } from '@temporalio/worker';
+import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
 import { createLogger } from '../../control-plane/src/logging/logger.ts';
 import { VIDEO_STATUS_CHANNEL, type VideoStatusEvent } from '../../control-plane/src/repositories/video.repository.ts';
@@ -41,6 +43,7 @@ const { values: options } = parseArgs({
     'activity-polls': { type: 'string' },
     'workflow-polls': { type: 'string' },
     'cached-workflows': { type: 'string' },
+    'what-if-cached-audio': { type: 'boolean', default: false },
   },
 });
 const count = (name: string, value: string | undefined) => {
@@ -51,6 +54,7 @@ const count = (name: string, value: string | undefined) => {
 const JOBS = count('jobs', options.jobs);
 const SERIAL = count('serial', options.serial);
 const WARMUP = count('warmup', options.warmup);
+const WHAT_IF_CACHED_AUDIO = options['what-if-cached-audio'] ?? false;
 const tuning: ControlWorkerTuning = {};
 if (options['max-activities']) tuning.maxConcurrentActivityTaskExecutions = count('max-activities', options['max-activities']);
 if (options['max-workflow-tasks']) tuning.maxConcurrentWorkflowTaskExecutions = count('max-workflow-tasks', options['max-workflow-tasks']);
@@ -93,10 +97,35 @@ class Completions {
   }
 }
 
+/**
+ * Temporal's own warnings (workflow tasks over 5 s, tasks that timed out before they were completed) are
+ * symptoms worth reporting, but one line each would bury the tables; they are counted instead.
+ */
+const temporalWarnings = new Map<string, number>();
+function installCountingTemporalLogger(): void {
+  const count = (level: LogLevel, message: string) => {
+    if (level !== 'WARN' && level !== 'ERROR') return;
+    const kind = `${level} ${message.replace(/[0-9a-f]{8}-[0-9a-f-]{27}\S*/g, '…').slice(0, 90)}`;
+    temporalWarnings.set(kind, (temporalWarnings.get(kind) ?? 0) + 1);
+  };
+  Runtime.install({
+    logger: {
+      log: count,
+      trace: () => {},
+      debug: () => {},
+      info: () => {},
+      warn: (message) => count('WARN', message),
+      error: (message) => count('ERROR', message),
+    },
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+  });
+}
+
 type Phase = { name: string; jobs: Job[]; wall: number; cpu?: { before: CpuSample; after: CpuSample } };
 
 async function main(): Promise<number> {
   const cleanups: (() => Promise<unknown>)[] = [];
+  installCountingTemporalLogger();
   try {
     console.log(`petsing orchestration benchmark: ${JOBS} jobs at once, ${SERIAL} one at a time, ${WARMUP} warm-up`);
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`);
@@ -105,6 +134,8 @@ async function main(): Promise<number> {
     cleanups.push(() => server.stop());
     const database: TestDatabase = await createPostgresTestDatabase();
     cleanups.push(() => database.drop());
+    const databaseUrl = database.url;
+    if (!databaseUrl) throw new Error('the benchmark needs a Postgres database');
     const dataDir = await mkdtemp(join(tmpdir(), 'petsing-bench-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
 
@@ -112,14 +143,13 @@ async function main(): Promise<number> {
       DATA_DIR: dataDir,
       PORT: String(await freePort()),
       HOST: '127.0.0.1',
-      DATABASE_URL: database.url,
+      DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: 'default',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
     };
     const config = loadControlPlaneConfig(env);
     const logger = createLogger(config.env.LOG_LEVEL);
-    installTemporalLogging(logger);
     const context = await openAppContext(config, logger, { database });
     cleanups.push(() => context.close());
 
@@ -136,13 +166,18 @@ async function main(): Promise<number> {
       fixtures: await makeMediaFixtures(),
     });
     cleanups.push(() => render.stop());
-    const tuned = Object.keys(tuning).length > 0;
-    const control = tuned ? await startTunedControlWorker(context, tuning) : await startControlWorker(context);
+    const tuned = Object.keys(tuning).length > 0 || WHAT_IF_CACHED_AUDIO;
+    const control = tuned
+      ? await startTunedControlWorker(context, tuning, { cachedTemplateAudio: WHAT_IF_CACHED_AUDIO })
+      : await startControlWorker(context);
     cleanups.push(() => control.stop());
-    console.log(`control worker: ${tuned ? `bench-built with ${JSON.stringify(tuning)}` : 'startControlWorker (SDK defaults)'}`);
+    console.log(
+      `control worker: ${tuned ? `bench-built with ${JSON.stringify(tuning)}` : 'startControlWorker (SDK defaults)'}` +
+        (WHAT_IF_CACHED_AUDIO ? '; WHAT-IF: template audio prepared once and reused (not product behaviour)' : ''),
+    );
 
     const completions = new Completions();
-    const listener = new pg.Client({ connectionString: database.url });
+    const listener = new pg.Client({ connectionString: databaseUrl });
     await listener.connect();
     cleanups.push(() => listener.end());
     listener.on('notification', (message) => {
@@ -195,6 +230,10 @@ async function main(): Promise<number> {
       breakdowns.set(job.id, breakdownHistory(history.events ?? [], job.start, job.created, job.done));
     }
     report(phases, breakdowns);
+    if (temporalWarnings.size > 0) {
+      console.log('\nTemporal warnings during the run (count × kind):');
+      for (const [kind, times] of temporalWarnings) console.log(`  ${times} × ${kind}`);
+    }
 
     const failed = phases.flatMap((phase) => phase.jobs).filter((job) => job.status !== 'completed');
     if (failed.length > 0) {
@@ -250,6 +289,8 @@ function report(phases: Phase[], breakdowns: Map<string, Breakdown>): void {
     const self = seconds('self');
     const children = seconds('children');
     const temporalServer = seconds('server');
+    const postgres = seconds('postgres');
+    const rest = seconds('busy') - self - children - temporalServer - postgres;
     console.log(`\nCPU during "${phase.name}" (${wall.toFixed(2)} s wall, ${cores} cores = ${(wall * cores).toFixed(1)} core-seconds):\n`);
     printTable(
       ['who', 'CPU s', 'CPU ms per job'],
@@ -258,11 +299,8 @@ function report(phases: Phase[], breakdowns: Map<string, Breakdown>): void {
         ['bench process (workers, workflow sandbox, client)', self.toFixed(2), ms((self * 1000) / phase.jobs.length)],
         ['ffmpeg/ffprobe (audio preparation)', children.toFixed(2), ms((children * 1000) / phase.jobs.length)],
         ['temporal dev server', temporalServer.toFixed(2), ms((temporalServer * 1000) / phase.jobs.length)],
-        [
-          'rest (Postgres, other load)',
-          (seconds('busy') - self - children - temporalServer).toFixed(2),
-          ms(((seconds('busy') - self - children - temporalServer) * 1000) / phase.jobs.length),
-        ],
+        ['postgres (the shared server: all sessions)', postgres.toFixed(2), ms((postgres * 1000) / phase.jobs.length)],
+        ['rest (kernel, other processes)', rest.toFixed(2), ms((rest * 1000) / phase.jobs.length)],
       ],
     );
   }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Nearest-rank percentile of unsorted values. */
 export function percentile(values: number[], p: number): number {
@@ -22,7 +22,7 @@ export function printTable(header: string[], rows: (string | number)[][]): void 
 const TICKS_PER_SECOND = 100;
 
 /** CPU seconds by whom, read from /proc (Linux only; elsewhere every figure is NaN). */
-export type CpuSample = { busy: number; total: number; self: number; children: number; server: number };
+export type CpuSample = { busy: number; total: number; self: number; children: number; server: number; postgres: number };
 
 export function sampleCpu(serverPid: number | undefined): CpuSample {
   try {
@@ -33,6 +33,7 @@ export function sampleCpu(serverPid: number | undefined): CpuSample {
     const self = procTimes('self');
     const server = serverPid ? procTimes(String(serverPid)) : [Number.NaN, Number.NaN];
     return {
+      postgres: postgresSeconds(),
       busy: (total - idle) / TICKS_PER_SECOND,
       total: total / TICKS_PER_SECOND,
       self: self[0]!,
@@ -41,7 +42,7 @@ export function sampleCpu(serverPid: number | undefined): CpuSample {
       server: server[0]! + server[1]!,
     };
   } catch {
-    return { busy: Number.NaN, total: Number.NaN, self: Number.NaN, children: Number.NaN, server: Number.NaN };
+    return { busy: Number.NaN, total: Number.NaN, self: Number.NaN, children: Number.NaN, server: Number.NaN, postgres: Number.NaN };
   }
 }
 
@@ -51,4 +52,24 @@ function procTimes(pid: string): [number, number] {
   // The command name may hold spaces; fields are counted from after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
   return [(fields[11]! + fields[12]!) / TICKS_PER_SECOND, (fields[13]! + fields[14]!) / TICKS_PER_SECOND];
+}
+
+/**
+ * Every postgres process, reaped backends included (they land in the postmaster's cutime). The server is
+ * the machine's own, so this counts other sessions' queries too.
+ */
+function postgresSeconds(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const [own, children] = procTimes(pid);
+      total += own + children;
+    } catch {
+      // The process exited between the listing and the read.
+    }
+  }
+  return total;
 }

@@ -9,6 +9,7 @@ import { startApiServer } from '../../control-plane/src/runtime/api-server.ts';
 import type { AppContext } from '../../control-plane/src/runtime/app-context.ts';
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
 import { startControlWorker } from '../../control-plane/src/temporal/control-worker.ts';
+import type { UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './processes.ts';
 import { createTestNamespace } from './temporal.ts';
@@ -30,6 +31,7 @@ export type TestServiceOptions = {
   temporal?: boolean;
   controlWorker?: boolean;
   renderWorker?: boolean;
+  userUrlFetcher?: UserUrlFetcher;
 };
 
 /**
@@ -52,7 +54,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const config = loadControlPlaneConfig(env);
   const logger = createLogger(config.env.LOG_LEVEL);
   installTemporalLogging(logger);
-  const opened = await openAppContext(config, logger, { database });
+  const opened = await openAppContext(config, logger, { database, ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}) });
   const context: AppContext = { ...opened, ...options.overrides };
   const stops: (() => Promise<void>)[] = [];
   const startRender = async () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  booleanFlag,
   ConfigError,
   optionalString,
   parseEnvironment,
@@ -22,7 +23,11 @@ export const controlPlaneEnvSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   WS_URL: z.url({ protocol: /^wss?$/ }).optional(),
   SITE_URL: z.url({ protocol: /^https?$/ }).optional(),
-  TRUST_PROXY: z.string().default('loopback'),
+  /** Express "trust proxy": a hop count (e.g. 1 behind one load balancer) or a list of addresses/subnets. */
+  TRUST_PROXY: z
+    .string()
+    .default('loopback')
+    .transform((value) => (/^\d+$/.test(value) ? Number(value) : value)),
 
   DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
@@ -31,6 +36,10 @@ export const controlPlaneEnvSchema = z.object({
   TEMPORAL_DEV_UI_PORT: portNumber(8233),
   WORKFLOW_BUNDLE_PATH: optionalString,
 
+  RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+  RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
+  /** Development only: accept http:// image URLs (https is required otherwise). */
+  ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(3600),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(30 * 24 * 3600),

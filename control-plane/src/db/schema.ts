@@ -155,7 +155,24 @@ export interface EmailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
+export interface RateLimitWindowsTable {
+  bucket: string;
+  window_start: Timestamp;
+  hits: number;
+}
+
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  request_hash: string;
+  response_status: number | null;
+  response_body: unknown;
+  created_at: Timestamp;
+}
+
 export interface Database {
+  rate_limit_windows: RateLimitWindowsTable;
+  idempotency_keys: IdempotencyKeysTable;
   users: UsersTable;
   templates: TemplatesTable;
   videos: VideosTable;

@@ -82,6 +82,10 @@ export class VideoRepository {
     });
   }
 
+  async setImageKey(id: string, imageKey: string): Promise<void> {
+    await this.db.updateTable('videos').set({ image_key: imageKey, updated_at: new Date() }).where('id', '=', id).execute();
+  }
+
   async setWorkflowId(id: string, workflowId: string): Promise<void> {
     await this.db.updateTable('videos').set({ workflow_id: workflowId }).where('id', '=', id).execute();
   }

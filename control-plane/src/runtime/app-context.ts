@@ -11,6 +11,12 @@ import { AudioPreparer } from '../media/audio-preparer.ts';
 import { RenderScheduler } from '../temporal/render-scheduler.ts';
 import { VideoRenderService } from '../services/video-render.service.ts';
 import { VideoService } from '../services/video.service.ts';
+import { ImageUrlImporter } from '../media/image-url-importer.ts';
+import { createUserUrlFetcher, type UserUrlFetcher } from '../media/safe-fetch.ts';
+import { InProcessRateLimitStore, PostgresRateLimitStore, RateLimiter, ratePolicies } from '../services/rate-limiter.ts';
+import { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
+import { IdempotencyService } from '../services/idempotency.service.ts';
+import { IdempotencyRepository } from '../repositories/idempotency.repository.ts';
 import { UserRepository } from '../repositories/user.repository.ts';
 import { ApiKeyService } from '../services/api-key.service.ts';
 import type { ApiVersionEntry } from '../services/api-versions.ts';
@@ -39,9 +45,11 @@ export type ServiceDependencies = {
   objectStore: ObjectStore;
   temporalClient: () => Promise<Client>;
   logger: Logger;
+  /** Fetches user-supplied URLs; tests pass one whose address policy admits their local fixture server. */
+  userUrlFetcher?: UserUrlFetcher;
 };
 
-export function createServices({ config, database, objectStore, temporalClient, logger }: ServiceDependencies) {
+export function createServices({ config, database, objectStore, temporalClient, logger, userUrlFetcher }: ServiceDependencies) {
   const { db } = database;
   const users = new UserService(new UserRepository(db));
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
@@ -52,8 +60,14 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);
-  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS);
-  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, new AudioPreparer(objectStore), undefined, logger);
-  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler };
+  const imageUrls = new ImageUrlImporter(userUrlFetcher ?? createUserUrlFetcher(), objectStore, videoRepository, config.env.ALLOW_HTTP_IMAGE_URLS);
+  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls);
+  const rateLimiter = new RateLimiter(
+    database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
+    ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE),
+  );
+  const idempotency = new IdempotencyService(new IdempotencyRepository(db));
+  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, new AudioPreparer(objectStore), (video) => imageUrls.import(video), logger);
+  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency };
 }
 

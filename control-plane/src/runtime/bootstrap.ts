@@ -4,6 +4,7 @@ import type { Logger } from '../logging/logger.ts';
 import { API_VERSIONS } from '../services/api-versions.ts';
 import { createObjectStore } from '@petsing/workflows/storage';
 import type { Client } from '@temporalio/client';
+import type { UserUrlFetcher } from '../media/safe-fetch.ts';
 import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/workflows/runtime';
 import { createServices, type AppContext } from './app-context.ts';
 
@@ -17,7 +18,7 @@ export async function openDatabase(config: ControlPlaneConfig): Promise<Database
 export async function openAppContext(
   config: ControlPlaneConfig,
   logger: Logger,
-  options: { database?: DatabaseHandle; temporalClient?: Client } = {},
+  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher } = {},
 ): Promise<AppContext & { close(): Promise<void> }> {
   const database = options.database ?? (await openDatabase(config));
   const closeDatabase = options.database ? async () => {} : () => database.close();
@@ -39,6 +40,7 @@ export async function openAppContext(
         database,
         objectStore,
         logger,
+        ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
         temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
       }),
       close: async () => {

@@ -7,6 +7,9 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Charge, VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import type { ImageUrlImporter } from '../media/image-url-importer.ts';
+import { CREDITS_PER_VIDEO } from './credit.service.ts';
+import type { TemplateService } from './template.service.ts';
 
 export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
@@ -29,7 +32,31 @@ export class VideoService {
     private readonly scheduler: RenderScheduler,
     private readonly logger: Logger,
     private readonly downloadUrlTtlSeconds: number,
+    private readonly templates: TemplateService,
+    private readonly imageUrls: ImageUrlImporter,
   ) {}
+
+  /**
+   * POST /v1/videos: an API video from a template and a photo URL, paid with one credit. The URL is
+   * vetted now (400 before any charge); the render workflow fetches it.
+   */
+  async createApiVideo(userId: string, input: { templateId: string; imageUrl: string }): Promise<CreatedVideo> {
+    const template = await this.templates.find(input.templateId);
+    if (!template) throw new AppError('unknown_template', `There is no template with id "${input.templateId}".`);
+    await this.imageUrls.vet(input.imageUrl);
+    const created = await this.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      templateId: template.id,
+      image: { url: input.imageUrl },
+    });
+    if (!created) {
+      throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
+    }
+    return created;
+  }
 
   /** Expiring download links of a finished video's MP4 and thumbnail; null until it has them. */
   async links(video: Video): Promise<{ videoUrl: string | null; thumbnailUrl: string | null }> {

@@ -42,6 +42,8 @@ export const sharedEnvShape = {
   S3_ACCESS_KEY_ID: optionalString,
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: booleanFlag(false),
+  /** Endpoint that clients use for download links, when it differs from S3_ENDPOINT (e.g. inside compose). */
+  S3_PUBLIC_ENDPOINT: optionalString.pipe(z.url().optional()),
   SIGNING_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
 };
 
@@ -90,6 +92,7 @@ export function objectStoreConfig(env: SharedEnv, signingSecret: string): Object
     region: env.S3_REGION,
     forcePathStyle: env.S3_FORCE_PATH_STYLE,
     ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
+    ...(env.S3_PUBLIC_ENDPOINT ? { publicEndpoint: env.S3_PUBLIC_ENDPOINT } : {}),
     ...(env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY
       ? { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY }
       : {}),

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as initialSchema from './2026-11-26T00-00-00-initial-schema.ts';
 import * as renderOrchestration from './2026-11-26T01-00-00-render-orchestration.ts';
 import * as oauth from './2026-11-26T02-00-00-oauth.ts';
+import * as publicApi from './2026-11-26T03-00-00-public-api.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
   '2026-11-26T00-00-00-initial-schema': initialSchema,
   '2026-11-26T01-00-00-render-orchestration': renderOrchestration,
   '2026-11-26T02-00-00-oauth': oauth,
+  '2026-11-26T03-00-00-public-api': publicApi,
 };

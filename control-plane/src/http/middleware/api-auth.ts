@@ -13,25 +13,35 @@ export function bearerToken(req: Request): string | undefined {
 }
 
 /**
- * Authenticates /v1 (and /mcp) callers with an API key or an OAuth access token. The challenge points
- * at the protected-resource metadata (RFC 9728) so OAuth clients can discover how to sign in.
+ * Resolves the bearer credential (API key or OAuth access token), if any, without refusing yet: the
+ * rate limiter runs next and counts anonymous callers by address, so guessing keys is throttled too.
  */
-export function requireApiCredential(verify: CredentialVerifier, baseUrl: string): RequestHandler {
-  const challenge = `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`;
-  return async (req: Request, res: Response, next: NextFunction) => {
+export function identifyApiCredential(verify: CredentialVerifier): RequestHandler {
+  return async (req, res, next) => {
     const token = bearerToken(req);
-    const credential = token ? await verify(token) : undefined;
-    if (!credential) {
-      const reason = token ? 'The credential is invalid, revoked or expired.' : 'No credential was sent.';
-      next(
-        new AppError('unauthorized', reason, {
-          headers: { 'WWW-Authenticate': token ? `${challenge}, error="invalid_token"` : challenge },
-        }),
-      );
+    res.locals.bearerPresented = token !== undefined;
+    if (token) res.locals.credential = await verify(token);
+    next();
+  };
+}
+
+/**
+ * Refuses callers without a usable credential. The challenge points at the protected-resource metadata
+ * (RFC 9728) so OAuth clients can discover how to sign in.
+ */
+export function requireApiCredential(resourceMetadataUrl: string): RequestHandler {
+  const challenge = `Bearer resource_metadata="${resourceMetadataUrl}"`;
+  return (_req: Request, res: Response, next: NextFunction) => {
+    if (res.locals.credential) {
+      next();
       return;
     }
-    res.locals.credential = credential;
-    next();
+    const presented = res.locals.bearerPresented === true;
+    next(
+      new AppError('unauthorized', presented ? 'The credential is invalid, revoked or expired.' : 'No credential was sent.', {
+        headers: { 'WWW-Authenticate': presented ? `${challenge}, error="invalid_token"` : challenge },
+      }),
+    );
   };
 }
 

@@ -1,16 +1,33 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { Video } from '../../db/schema.ts';
+import { notFound } from '../../errors/app-error.ts';
 import { CREDITS_PER_VIDEO } from '../../services/credit.service.ts';
 import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions.ts';
+import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { credentialOf, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
+import { credentialOf, identifyApiCredential, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
+import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
-import { ApiAccount, ApiCredits, ApiTemplateList } from '../schemas/public-api.schemas.ts';
+import {
+  ApiAccount,
+  ApiCredits,
+  ApiTemplateList,
+  ApiVideo,
+  ApiVideoList,
+  CreateApiVideoRequest,
+  CreatedApiVideo,
+  VideoListQuery,
+} from '../schemas/public-api.schemas.ts';
+import { parseBody, parseQuery } from '../validation.ts';
 import { templateMediaUrl } from './service.routes.ts';
 
 const RECENT_LEDGER_ENTRIES = 20;
+const videoIdParam = z.uuid();
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
+  const { videos, credits, templates, credentials, rateLimiter, idempotency } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -19,13 +36,35 @@ export function publicApiRoutes(context: AppContext): Router {
     res.set(versionHeaders(baseUrl, version));
     next();
   });
-  router.use(requireApiCredential((token) => context.services.credentials.verify(token), baseUrl));
+  router.use(identifyApiCredential((token) => credentials.verify(token)));
+  router.use(rateLimit(rateLimiter));
+  router.use(requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`));
+
+  const presentVideo = async (video: Video) => {
+    const { videoUrl, thumbnailUrl } = await videos.links(video);
+    return {
+      id: video.id,
+      status: video.status,
+      template_id: video.template_id === null ? null : String(video.template_id),
+      video_url: videoUrl,
+      thumbnail_url: thumbnailUrl,
+      has_watermark: video.has_watermark,
+      created_at: video.created_at.toISOString(),
+      progress: video.progress,
+      error: video.status === 'failed' ? { code: video.failure_code ?? 'render_failed', message: video.failure_reason ?? 'The render failed.' } : null,
+    };
+  };
+  /** Malformed ids answer 404 like unknown ones: either way no such video belongs to the caller. */
+  const ownedVideo = async (res: Response, id: string) => {
+    const video = videoIdParam.safeParse(id).success ? await videos.get(credentialOf(res).userId, id) : undefined;
+    if (!video) throw notFound(`Video ${id}`);
+    return video;
+  };
 
   router.get('/templates', requireScope('videos:read'), async (_req, res) => {
-    const templates = await context.services.templates.list();
     res.json({
       object: 'list',
-      data: templates.map((template) => ({
+      data: (await templates.list()).map((template) => ({
         id: String(template.id),
         name: template.name,
         preview_video_url: templateMediaUrl(baseUrl, template, 'preview-video'),
@@ -38,7 +77,7 @@ export function publicApiRoutes(context: AppContext): Router {
     const credential = credentialOf(res);
     res.json({
       user_id: credential.userId,
-      credit_balance: await context.services.credits.balance(credential.userId),
+      credit_balance: await credits.balance(credential.userId),
       credits_per_video: CREDITS_PER_VIDEO,
       scopes: credential.scopes,
     });
@@ -46,10 +85,7 @@ export function publicApiRoutes(context: AppContext): Router {
 
   router.get('/credits', requireScope('videos:read'), async (_req, res) => {
     const { userId } = credentialOf(res);
-    const [balance, recent] = await Promise.all([
-      context.services.credits.balance(userId),
-      context.services.credits.recent(userId, RECENT_LEDGER_ENTRIES),
-    ]);
+    const [balance, recent] = await Promise.all([credits.balance(userId), credits.recent(userId, RECENT_LEDGER_ENTRIES)]);
     res.json({
       balance,
       credits_per_video: CREDITS_PER_VIDEO,
@@ -57,25 +93,102 @@ export function publicApiRoutes(context: AppContext): Router {
     });
   });
 
+  router.get('/videos', requireScope('videos:read'), async (req, res) => {
+    const { limit } = parseQuery(VideoListQuery, req);
+    const list = await videos.list(credentialOf(res).userId, { limit });
+    res.json({ object: 'list', data: await Promise.all(list.map(presentVideo)) });
+  });
+
+  router.post('/videos', requireScope('videos:write'), async (req, res) => {
+    const { userId } = credentialOf(res);
+    const request = parseBody(CreateApiVideoRequest, req);
+    const create = async () => {
+      const { video, creditsRemaining } = await videos.createApiVideo(userId, { templateId: request.template_id, imageUrl: request.image_url });
+      return {
+        status: 202,
+        body: {
+          id: video.id,
+          status: 'processing' as const,
+          template_id: request.template_id,
+          credits_remaining: creditsRemaining,
+          poll_url: `${baseUrl}/v1/videos/${video.id}`,
+        },
+      };
+    };
+    const key = req.get('Idempotency-Key');
+    const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
+    if (result.replayed) res.set('Idempotent-Replayed', 'true');
+    res.status(result.status).location((result.body as { poll_url: string }).poll_url).json(result.body);
+  });
+
+  router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
+    res.json(await presentVideo(await ownedVideo(res, String(req.params.id))));
+  });
+
+  router.delete('/videos/:id', requireScope('videos:write'), async (req, res) => {
+    const video = await ownedVideo(res, String(req.params.id));
+    await videos.delete(credentialOf(res).userId, video.id);
+    res.status(204).end();
+  });
+
   return router;
 }
 
 const readSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:read'] }];
+const writeSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:write'] }];
+const rateLimitHeaders = z.object({
+  RateLimit: z.string().meta({ description: 'Remaining quota and seconds until the window resets (IETF httpapi RateLimit).' }),
+  'RateLimit-Policy': z.string().meta({ description: 'The quota policy (IETF httpapi RateLimit-Policy).' }),
+});
+const videoIdPath = z.object({ id: z.string().meta({ description: 'Video id (uuid).', format: 'uuid' }) });
 
 export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
+  const common = ['unauthorized', 'rate_limited'] as const;
   registry.registerPath({
     method: 'get', path: '/v1/templates', operationId: 'listApiTemplates', tags: ['public-api'], summary: 'List song templates',
     security: readSecurity,
-    responses: { 200: jsonResponse('The templates.', ApiTemplateList), ...errorResponses('unauthorized', 'forbidden', 'rate_limited') },
+    responses: { 200: jsonResponse('The templates.', ApiTemplateList, rateLimitHeaders), ...errorResponses(...common, 'forbidden') },
   });
   registry.registerPath({
     method: 'get', path: '/v1/me', operationId: 'getApiAccount', tags: ['public-api'], summary: 'The calling account',
     security: readSecurity,
-    responses: { 200: jsonResponse('The account behind the credential.', ApiAccount), ...errorResponses('unauthorized', 'forbidden', 'rate_limited') },
+    responses: { 200: jsonResponse('The account behind the credential.', ApiAccount, rateLimitHeaders), ...errorResponses(...common, 'forbidden') },
   });
   registry.registerPath({
     method: 'get', path: '/v1/credits', operationId: 'getApiCredits', tags: ['public-api'], summary: 'Credit balance and recent ledger entries',
     security: readSecurity,
-    responses: { 200: jsonResponse('Balance and the most recent ledger entries, newest first.', ApiCredits), ...errorResponses('unauthorized', 'forbidden', 'rate_limited') },
+    responses: { 200: jsonResponse('Balance and the most recent ledger entries, newest first.', ApiCredits, rateLimitHeaders), ...errorResponses(...common, 'forbidden') },
+  });
+  registry.registerPath({
+    method: 'get', path: '/v1/videos', operationId: 'listApiVideos', tags: ['public-api'], summary: 'List videos, newest first',
+    description: 'Covers videos made through the API and through the web app alike.',
+    security: readSecurity,
+    request: { query: VideoListQuery },
+    responses: { 200: jsonResponse('The videos.', ApiVideoList, rateLimitHeaders), ...errorResponses('invalid_request', ...common, 'forbidden') },
+  });
+  registry.registerPath({
+    method: 'post', path: '/v1/videos', operationId: 'createApiVideo', tags: ['public-api'], summary: 'Create a video (costs one credit)',
+    description: 'Send an Idempotency-Key header to retry safely: the same key and body return the first answer without a second charge.',
+    security: writeSecurity,
+    request: {
+      headers: z.object({ 'Idempotency-Key': z.string().max(255).optional() }),
+      body: { required: true, content: { 'application/json': { schema: CreateApiVideoRequest } } },
+    },
+    responses: {
+      202: jsonResponse('Queued; poll poll_url until status is completed.', CreatedApiVideo, rateLimitHeaders),
+      ...errorResponses('invalid_request', 'unauthorized', 'insufficient_credits', 'forbidden', 'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable'),
+    },
+  });
+  registry.registerPath({
+    method: 'get', path: '/v1/videos/{id}', operationId: 'getApiVideo', tags: ['public-api'], summary: 'Get a video (poll this)',
+    security: readSecurity,
+    request: { params: videoIdPath },
+    responses: { 200: jsonResponse('The video.', ApiVideo, rateLimitHeaders), ...errorResponses(...common, 'forbidden', 'not_found') },
+  });
+  registry.registerPath({
+    method: 'delete', path: '/v1/videos/{id}', operationId: 'deleteApiVideo', tags: ['public-api'], summary: 'Delete a video (no refund)',
+    security: writeSecurity,
+    request: { params: videoIdPath },
+    responses: { 204: { description: 'Deleted, permanently; the credit is not refunded.' }, ...errorResponses(...common, 'forbidden', 'not_found') },
   });
 }

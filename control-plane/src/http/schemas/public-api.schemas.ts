@@ -37,3 +37,47 @@ export const ApiCredits = z
     recent: z.array(CreditLedgerEntry),
   })
   .meta({ id: 'ApiCredits' });
+
+export const ApiVideoError = z
+  .object({ code: z.string(), message: z.string() })
+  .meta({ id: 'ApiVideoError', description: 'Why a video failed; present when status is failed.' });
+
+export const ApiVideo = z
+  .object({
+    id: z.uuid(),
+    status: z.string().meta({
+      description: 'One of pending, processing, completed, failed. Extensible: treat an unknown value as not yet terminal.',
+      examples: ['pending', 'processing', 'completed', 'failed'],
+    }),
+    template_id: z.string().nullable().optional(),
+    video_url: z.url().nullable().optional().meta({ description: 'Direct MP4 link (expires); null until completed.' }),
+    thumbnail_url: z.url().nullable().optional(),
+    has_watermark: z.boolean().meta({ description: 'Always false for API-created videos.' }),
+    created_at: z.iso.datetime(),
+    progress: z.number().int().min(0).max(100).optional().meta({ description: 'Render progress, 0-100 (added field).' }),
+    error: ApiVideoError.nullable().optional(),
+  })
+  .meta({ id: 'ApiVideo' });
+
+export const ApiVideoList = z.object({ object: z.literal('list'), data: z.array(ApiVideo) }).meta({ id: 'ApiVideoList' });
+
+export const CreateApiVideoRequest = z
+  .object({
+    template_id: z.string().min(1).max(20).meta({ description: 'A template id from GET /v1/templates.', example: '1' }),
+    image_url: z.url().max(2048).meta({ description: 'Public HTTPS URL of the pet photo (JPEG, PNG, WebP or HEIC, up to 15 MB).' }),
+  })
+  .meta({ id: 'CreateApiVideoRequest' });
+
+export const CreatedApiVideo = z
+  .object({
+    id: z.uuid(),
+    status: z.literal('processing'),
+    template_id: z.string().optional(),
+    credits_remaining: z.number().int(),
+    poll_url: z.url().meta({ description: 'Poll until status is completed, roughly every 10 seconds.' }),
+  })
+  .meta({ id: 'CreatedApiVideo' });
+
+export const VideoListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1-100, default 25.' }),
+});

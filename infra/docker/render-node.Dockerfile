@@ -1,0 +1,72 @@
+# syntax=docker/dockerfile:1.7
+# The render-node image: `petsing worker render`, a Temporal worker on the GPU task queue that runs the
+# lip-sync model with onnxruntime-node's CUDA execution provider and encodes with ffmpeg. It needs
+# Temporal and the object store only: no database credentials.
+#
+# Build from the repository root (linux/amd64 only: onnxruntime-node ships CUDA binaries for x64):
+#   docker build --platform linux/amd64 -f infra/docker/render-node.Dockerfile -t petsing-render-node .
+# Run on a host with the NVIDIA driver and the NVIDIA Container Toolkit:
+#   docker run --gpus 1 -e TEMPORAL_ADDRESS=... -e S3_BUCKET=... petsing-render-node
+ARG NODE_IMAGE=node:20-bookworm-slim
+# CUDA 12 runtime + cuDNN 9 (the "cudnn" runtime tags from 12.4 on carry cuDNN 9), as the
+# onnxruntime-node 1.30 CUDA 12 provider needs (CUDA minor-version compatibility covers any 12.x).
+ARG CUDA_IMAGE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+
+FROM ${NODE_IMAGE} AS node
+
+# --- build: production node_modules with onnxruntime's CUDA provider libraries ---------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+COPY workflows/package.json workflows/
+COPY control-plane/package.json control-plane/
+COPY control-plane/bin control-plane/bin
+COPY render-node/package.json render-node/
+COPY render-node/bin render-node/bin
+COPY infra/docker/install-production-deps.sh infra/docker/
+RUN sh infra/docker/install-production-deps.sh
+# The environment variable wins over .npmrc's skip: this downloads libonnxruntime_providers_cuda.so,
+# _shared.so and _tensorrt.so (Microsoft.ML.OnnxRuntime.Gpu.Linux, from nuget.org) into
+# node_modules/onnxruntime-node/bin/napi-v6/linux/x64/. No GPU is needed to download them.
+RUN ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node \
+ && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
+
+COPY tsconfig.json ./
+COPY workflows workflows
+COPY control-plane control-plane
+COPY render-node render-node
+
+# --- runtime ---------------------------------------------------------------------------------------
+FROM ${CUDA_IMAGE}
+# ffmpeg (libx264 + aac) encodes; heif-convert decodes HEIC photos (libheif1 on jammy depends on
+# libde265). espeak-ng is not needed here: speech is prepared by the control worker.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ffmpeg libheif-examples tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+# Node 20 from the official image (the same build as the control plane; needs glibc >= 2.28).
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+RUN node --version && groupadd --gid 1000 petsing \
+ && useradd --uid 1000 --gid petsing --create-home --shell /usr/sbin/nologin petsing
+
+ENV NODE_ENV=production \
+    PATH=/app/node_modules/.bin:$PATH \
+    DATA_DIR=/data \
+    RENDER_EXECUTION_PROVIDER=cuda \
+    RENDER_CUDA_FALLBACK=refuse \
+    NVIDIA_VISIBLE_DEVICES=all \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
+
+WORKDIR /app
+COPY --from=build /app /app
+# DATA_DIR holds models fetched from the object store (RENDER_MODEL_PATH as a key) and a generated
+# signing secret; the generated stand-in model is cached under ~/.cache.
+RUN mkdir -p /data && chown petsing:petsing /data
+USER petsing
+VOLUME ["/data"]
+
+# `render-node doctor` checks ffmpeg, heif-convert and the model on CUDA:
+#   docker run --gpus 1 --rm petsing-render-node render-node doctor --provider cuda
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["petsing", "worker", "render"]

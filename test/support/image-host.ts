@@ -1,0 +1,40 @@
+import { createServer, type Server } from 'node:http';
+import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
+import { createUserUrlFetcher, systemResolver, type UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
+
+// A public-looking name: the fixture's resolver maps it to the local server (no DNS query leaves the machine).
+export const FIXTURE_HOST = 'photos.petsing-fixtures.com';
+
+/**
+ * A stand-in for "a public web server hosting the pet photo": a local HTTP server under a made-up host
+ * name, and a fetcher whose address policy admits exactly that server (everything else stays refused).
+ */
+export async function startImageHost(files: Record<string, { body: Buffer; contentType: string }>): Promise<{
+  url(path: string): string;
+  fetcher: UserUrlFetcher;
+  requests: string[];
+  close(): Promise<void>;
+}> {
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const file = files[req.url ?? ''];
+    if (!file) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': file.contentType, 'Content-Length': file.body.length }).end(file.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const fetcher = createUserUrlFetcher({
+    addressPolicy: { checkAddress: (address) => (address === '127.0.0.1' ? null : classifyAddress(address)), extraPorts: [port] },
+    resolver: async (host, signal) => (host === FIXTURE_HOST ? [{ address: '127.0.0.1', family: 4 }] : systemResolver(host, signal)),
+  });
+  return {
+    url: (path) => `http://${FIXTURE_HOST}:${port}${path}`,
+    fetcher,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
