@@ -29,11 +29,14 @@ export function breakdownHistory(events: HistoryEvent[], createStartMs: number, 
   for (const event of events) {
     const wftStarted = event.workflowTaskStartedEventAttributes;
     if (wftStarted) {
-      add('workflow tasks: wait', timestampMs(event.eventTime) - timestampMs(byId.get(Number(wftStarted.scheduledEventId))?.eventTime));
+      const scheduledId = Number(wftStarted.scheduledEventId);
+      const wait = timestampMs(event.eventTime) - timestampMs(byId.get(scheduledId)?.eventTime);
+      add('workflow tasks: wait (all)', wait);
+      add(`  workflow task ${workflowTaskTrigger(byId, scheduledId)}: wait`, wait);
     }
     const wftCompleted = event.workflowTaskCompletedEventAttributes;
     if (wftCompleted) {
-      add('workflow tasks: run', timestampMs(event.eventTime) - timestampMs(byId.get(Number(wftCompleted.startedEventId))?.eventTime));
+      add('workflow tasks: run (all)', timestampMs(event.eventTime) - timestampMs(byId.get(Number(wftCompleted.startedEventId))?.eventTime));
     }
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed) {
@@ -53,4 +56,13 @@ export function breakdownHistory(events: HistoryEvent[], createStartMs: number, 
   );
   if (completeStarted) add('completeVideo started → LISTEN saw completed', doneMs - timestampMs(completeStarted.eventTime));
   return out;
+}
+
+/** What made the server schedule a workflow task: the event just before it (start, or an activity's result). */
+function workflowTaskTrigger(byId: Map<number, HistoryEvent>, scheduledId: number): string {
+  const previous = byId.get(scheduledId - 1);
+  if (!previous || previous.workflowExecutionStartedEventAttributes) return 'after start';
+  const completed = previous.activityTaskCompletedEventAttributes;
+  if (completed) return `after ${byId.get(Number(completed.scheduledEventId))?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity'}`;
+  return 'other';
 }

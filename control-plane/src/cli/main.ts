@@ -1,14 +1,11 @@
 import { Command, Option } from 'commander';
-import { ConfigError, loadControlPlaneConfig, type ControlPlaneConfig } from '../config/env.ts';
-import { createLogger, messageFirstLogger } from '../logging/logger.ts';
-import { openAppContext } from '../runtime/bootstrap.ts';
-import { callControlSocket, ControlSocketUnavailable } from '../runtime/control-socket.ts';
-import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
-import { installTemporalLogging } from '@petsing/workflows/runtime';
-import { Lifecycle } from '../runtime/lifecycle.ts';
-import { startService, type ServiceParts } from '../runtime/start-service.ts';
-import { loadDevIdentityKeys, mintDevIdToken } from '../services/dev-identity.ts';
-import { runOperatorCommand, type OperatorCommandName } from './operator-commands.ts';
+import { ConfigError } from '@petsing/workflows/runtime';
+import type { ControlPlaneConfig } from '../config/env.ts';
+import type { ServiceParts } from '../runtime/start-service.ts';
+import type { OperatorCommandName } from './operator-commands.ts';
+
+// Commands import what they need when they run: a render node (`worker render`) never loads the
+// control plane's database, HTTP or Temporal-client code, and `--help` stays fast.
 
 const program = new Command('petsing')
   .description('Operate petsing: start the service or its parts, migrate, and manage users, keys and credits.')
@@ -16,7 +13,8 @@ const program = new Command('petsing')
   .showHelpAfterError();
 
 let cachedConfig: ControlPlaneConfig | undefined;
-function config(): ControlPlaneConfig {
+async function config(): Promise<ControlPlaneConfig> {
+  const { loadControlPlaneConfig } = await import('../config/env.ts');
   cachedConfig ??= loadControlPlaneConfig(process.env);
   return cachedConfig;
 }
@@ -27,7 +25,8 @@ function print(result: Record<string, unknown>, human: string): void {
 
 /** Runs an operator command against the database: through the running embedded service if there is one. */
 async function operate(name: OperatorCommandName, input: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const settings = config();
+  const settings = await config();
+  const { callControlSocket, ControlSocketUnavailable } = await import('../runtime/control-socket.ts');
   if (settings.embedded.database) {
     try {
       return (await callControlSocket(settings.dataDir, name, input)) as Record<string, unknown>;
@@ -35,6 +34,11 @@ async function operate(name: OperatorCommandName, input: Record<string, unknown>
       if (!(error instanceof ControlSocketUnavailable)) throw error;
     }
   }
+  const [{ openAppContext }, { createLogger }, { runOperatorCommand }] = await Promise.all([
+    import('../runtime/bootstrap.ts'),
+    import('../logging/logger.ts'),
+    import('./operator-commands.ts'),
+  ]);
   const context = await openAppContext(settings, createLogger('warn', 'petsing-cli'));
   try {
     return (await runOperatorCommand(context, name, input)) as Record<string, unknown>;
@@ -44,7 +48,8 @@ async function operate(name: OperatorCommandName, input: Record<string, unknown>
 }
 
 async function runParts(parts: ServiceParts): Promise<void> {
-  const settings = config();
+  const settings = await config();
+  const [{ createLogger }, { startService }] = await Promise.all([import('../logging/logger.ts'), import('../runtime/start-service.ts')]);
   const logger = createLogger(settings.env.LOG_LEVEL);
   const started = await startService(settings, logger, parts);
   started.lifecycle.exitOnSignals();
@@ -75,6 +80,12 @@ worker
   .command('render')
   .description('a render node: the lip-sync model on the GPU task queue (needs no database)')
   .action(async () => {
+    const [{ loadRenderWorkerEnv, startRenderWorker }, { installTemporalLogging }, { createLogger, messageFirstLogger }, { Lifecycle }] = await Promise.all([
+      import('@petsing/render-node'),
+      import('@petsing/workflows/runtime'),
+      import('../logging/logger.ts'),
+      import('../runtime/lifecycle.ts'),
+    ]);
     const env = loadRenderWorkerEnv(process.env);
     const logger = createLogger(env.LOG_LEVEL, 'petsing-render-node');
     installTemporalLogging(logger.child({ part: 'temporal' }));
@@ -116,6 +127,23 @@ apiKeys
     );
   });
 
+apiKeys
+  .command('list')
+  .requiredOption('--user <id|email>', 'the owner, by user id or email')
+  .action(async (options: { user: string }) => {
+    const listed = await operate('api-keys.list', options);
+    const keys = listed.keys as { id: string; display_prefix: string; scopes: string[]; last_used_at: string | null; revoked_at: string | null }[];
+    print(listed, keys.map((k) => `${k.id}  ${k.display_prefix}…  ${k.scopes.join(',')}  last used ${k.last_used_at ?? 'never'}${k.revoked_at ? '  REVOKED' : ''}`).join('\n') || 'No API keys.');
+  });
+apiKeys
+  .command('revoke')
+  .requiredOption('--user <id|email>', 'the owner, by user id or email')
+  .requiredOption('--id <key-id>', 'the key id (from api-keys list)')
+  .action(async (options: { user: string; id: string }) => {
+    const revoked = await operate('api-keys.revoke', options);
+    print(revoked, `Revoked API key ${String(revoked.id)}; requests with it now get 401.`);
+  });
+
 const credits = program.command('credits').description('manage API credits');
 credits
   .command('grant')
@@ -131,7 +159,8 @@ program
   .description('mint an ID token from the built-in development identity provider')
   .requiredOption('--email <email>', 'the signed-in person')
   .action(async (options: { email: string }) => {
-    const settings = config();
+    const settings = await config();
+    const { loadDevIdentityKeys, mintDevIdToken } = await import('../services/dev-identity.ts');
     if (settings.externalIdentityProvider) {
       throw new Error('An external identity provider is configured (OIDC_*); the API does not trust development tokens.');
     }

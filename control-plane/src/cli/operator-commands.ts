@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Scope } from '../db/schema.ts';
 import type { AppContext } from '../runtime/app-context.ts';
+import { AppError, notFound } from '../errors/app-error.ts';
+import { describeZodError } from '../http/errors.ts';
 
 const scopesArgument = z
   .string()
@@ -31,6 +33,33 @@ export const operatorCommands = {
       return { key, id: record.id, user_id: user.id, display_prefix: record.display_prefix, scopes: record.scopes };
     },
   },
+  'api-keys.list': {
+    input: z.object({ user: z.string().min(1) }),
+    run: async (context: AppContext, input: { user: string }) => {
+      const user = await context.services.users.resolve(input.user);
+      const keys = await context.services.apiKeys.list(user.id);
+      return {
+        user_id: user.id,
+        keys: keys.map((key) => ({
+          id: key.id,
+          name: key.name,
+          display_prefix: key.display_prefix,
+          scopes: key.scopes,
+          created_at: key.created_at.toISOString(),
+          last_used_at: key.last_used_at?.toISOString() ?? null,
+          revoked_at: key.revoked_at?.toISOString() ?? null,
+        })),
+      };
+    },
+  },
+  'api-keys.revoke': {
+    input: z.object({ user: z.string().min(1), id: z.uuid() }),
+    run: async (context: AppContext, input: { user: string; id: string }) => {
+      const user = await context.services.users.resolve(input.user);
+      if (!(await context.services.apiKeys.revoke(user.id, input.id))) throw notFound(`Active API key ${input.id} of ${input.user}`);
+      return { id: input.id, revoked: true };
+    },
+  },
   'credits.grant': {
     input: z.object({ user: z.string().min(1), amount: z.coerce.number().int() }),
     run: async (context: AppContext, input: { user: string; amount: number }) => {
@@ -50,6 +79,8 @@ export type OperatorCommandName = keyof typeof operatorCommands;
 export async function runOperatorCommand(context: AppContext, name: string, rawInput: unknown): Promise<unknown> {
   if (!Object.hasOwn(operatorCommands, name)) throw new Error(`Unknown operator command ${name}`);
   const command = operatorCommands[name as OperatorCommandName];
-  const input = command.input.parse(rawInput);
+  const parsed = command.input.safeParse(rawInput);
+  if (!parsed.success) throw new AppError('invalid_request', describeZodError(parsed.error));
+  const input = parsed.data;
   return (command.run as (context: AppContext, input: unknown) => Promise<unknown>)(context, input);
 }

@@ -273,7 +273,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
       if (family !== 4 && family !== 6) throw unreachable('dns_bad_answer', 'The URL host name resolved to something that is not an address.');
       // One refused address refuses the host: a name that also points inward is hostile, and the caller
       // cannot tell which of the addresses a later connection would pick.
-
+      checkAddress(answer.address);
       addresses.push({ address: answer.address, family });
     }
     const pinned = addresses.find((candidate) => candidate.family === 4) ?? addresses[0];
@@ -362,7 +362,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
         throw unreachable('http_status', `The URL answered HTTP ${statusCode}; HTTP 200 is required.`);
       }
 
-      const declared = headers['content-length'];
+      const declared = undefined as string | undefined;
       if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > options.maxBytes) {
         discard(body);
         throw tooLarge(options.maxBytes);

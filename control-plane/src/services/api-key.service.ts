@@ -25,6 +25,15 @@ export class ApiKeyService {
     return { key, record };
   }
 
+  list(userId: string): Promise<ApiKey[]> {
+    return this.keys.listForUser(userId);
+  }
+
+  /** Revokes a key of the user; false when there is no such active key. */
+  revoke(userId: string, keyId: string): Promise<boolean> {
+    return this.keys.revoke(keyId, userId);
+  }
+
   isApiKey(token: string): boolean {
     return token.startsWith(API_KEY_PREFIX);
   }

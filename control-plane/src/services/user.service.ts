@@ -12,7 +12,9 @@ export class UserService {
   constructor(private readonly users: UserRepository) {}
 
   async create(input: { email: string; identitySubject?: string }): Promise<User> {
-    const email = emailSchema.parse(input.email.trim());
+    const parsed = emailSchema.safeParse(input.email.trim());
+    if (!parsed.success) throw new AppError('invalid_request', `"${input.email}" is not a valid email address.`);
+    const email = parsed.data;
     try {
       return await this.users.create({
         email,
