@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -6,8 +6,8 @@ export type { Logger };
  * Structured JSON logs. Credentials never reach a log line: authorization headers, cookies, tokens
  * and keys are redacted wherever they appear in a logged object.
  */
-export function createLogger(level: string, name = 'petsing'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'petsing', destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     redact: {
@@ -28,7 +28,8 @@ export function createLogger(level: string, name = 'petsing'): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** The render node's logging surface (message first), backed by pino. */

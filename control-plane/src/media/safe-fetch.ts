@@ -362,7 +362,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
         throw unreachable('http_status', `The URL answered HTTP ${statusCode}; HTTP 200 is required.`);
       }
 
-      const declared = undefined as string | undefined;
+      const declared = headers['content-length'];
       if (typeof declared === 'string' && /^\d+$/.test(declared) && Number(declared) > options.maxBytes) {
         discard(body);
         throw tooLarge(options.maxBytes);
