@@ -22,11 +22,16 @@ export const RenderOutcome = z.object({
 });
 export type RenderOutcome = z.infer<typeof RenderOutcome>;
 
+export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
+export type PreparedAudio = z.infer<typeof PreparedAudio>;
+
 /** What the control plane hands the pipeline after vetting the video's inputs. */
 export const RenderPlan = z.object({
   videoId,
   imageKey: z.string(),
   sourceAudioKey: z.string(),
+  /** Set when the audio is already prepared (template songs are prepared once, at seed time). */
+  preparedAudio: PreparedAudio.optional(),
   watermark: z.boolean(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
@@ -34,8 +39,6 @@ export type RenderPlan = z.infer<typeof RenderPlan>;
 export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
-export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
-export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
 export const RenderLipSyncInput = z.object({
   /** The video id, or another job's id (template previews); used in logs. */
@@ -74,8 +77,7 @@ export type TemplatePreviewInput = z.infer<typeof TemplatePreviewInput>;
 
 export const TemplatePreviewPlan = z.object({
   imageKey: z.string(),
-  sourceAudioKey: z.string(),
-  preparedAudioKey: z.string(),
+  preparedAudio: PreparedAudio,
   outputKey: z.string(),
   thumbnailKey: z.string(),
 });

@@ -38,6 +38,12 @@ export const controlPlaneEnvSchema = z.object({
 
   RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
+  /** Browser origins, besides BASE_URL's and SITE_URL's, that may call /mcp (comma-separated). */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^https?$/ }).transform((url) => new URL(url).origin))),
   /** Development only: accept http:// image URLs (https is required otherwise). */
   ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),

@@ -38,6 +38,8 @@ export interface TemplatesTable {
   audio_duration_ms: number;
   preview_image_key: string | null;
   preview_video_key: string | null;
+  prepared_audio_key: string | null;
+  prepared_audio_ms: number | null;
   created_at: Timestamp;
 }
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { requestLogging } from './request-logging.ts';
 import { filesRoutes } from './routes/files.routes.ts';
+import { mcpRoutes } from './routes/mcp.routes.ts';
 import { oauthRoutes } from './routes/oauth.routes.ts';
 import { openApiContributors } from './routes/index.ts';
 import { publicApiRoutes } from './routes/public-api.routes.ts';
@@ -20,6 +21,7 @@ export function createApp(context: AppContext): Express {
   app.use(serviceRoutes(context, openApiContributors));
   app.use(filesRoutes(context));
   app.use('/v1', publicApiRoutes(context));
+  app.use('/mcp', mcpRoutes(context));
   app.use(oauthRoutes(context));
 
   app.use(notFoundHandler());

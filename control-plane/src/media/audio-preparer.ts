@@ -1,6 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '@petsing/workflows/storage';
@@ -19,10 +19,33 @@ export class AudioRejected extends Error {
 }
 
 export class AudioPreparer {
-  constructor(private readonly objects: ObjectStore) {}
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  /**
+   * ffmpeg is CPU-bound: more of them than cores only slows every one down (and starves the workflow
+   * worker sharing the machine), so preparations beyond `concurrency` wait their turn.
+   */
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly concurrency = availableParallelism(),
+  ) {}
 
   /** Reads the source from the object store, writes the prepared WAV to `targetKey`; returns its length. */
   async prepare(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
+    // A finishing preparation hands its slot straight to the next waiter, so the limit is never exceeded.
+    if (this.running < this.concurrency) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await this.prepareNow(sourceKey, targetKey, signal);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  private async prepareNow(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
     const directory = await mkdtemp(join(tmpdir(), 'petsing-audio-'));
     try {
       const source = join(directory, 'source');

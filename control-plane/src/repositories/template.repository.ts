@@ -13,7 +13,7 @@ export class TemplateRepository {
   }
 
   /** Inserts or refreshes a seeded template; seeding twice leaves one row per id. */
-  async upsert(template: Omit<Template, 'created_at' | 'preview_video_key'>): Promise<void> {
+  async upsert(template: Omit<Template, 'created_at' | 'preview_video_key' | 'prepared_audio_key' | 'prepared_audio_ms'>): Promise<void> {
     await this.db
       .insertInto('templates')
       .values(template)
@@ -27,6 +27,10 @@ export class TemplateRepository {
         }),
       )
       .execute();
+  }
+
+  async setPreparedAudio(id: number, key: string, durationMs: number): Promise<void> {
+    await this.db.updateTable('templates').set({ prepared_audio_key: key, prepared_audio_ms: durationMs }).where('id', '=', id).execute();
   }
 
   async setPreviewVideo(id: number, key: string): Promise<void> {

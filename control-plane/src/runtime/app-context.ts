@@ -55,7 +55,8 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
   const credits = new CreditService(new CreditRepository(db));
   const templateRepository = new TemplateRepository(db);
-  const templates = new TemplateService(templateRepository, objectStore);
+  const audioPreparer = new AudioPreparer(objectStore);
+  const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
   const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config));
   const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
@@ -67,7 +68,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE),
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
-  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, new AudioPreparer(objectStore), (video) => imageUrls.import(video), logger);
+  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger);
   return { users, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency };
 }
 

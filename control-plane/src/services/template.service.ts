@@ -6,6 +6,7 @@ import { templateCatalog } from '../templates/template-catalog.ts';
 import { buildTemplateAssets } from '../templates/template-assets.ts';
 import { renderSamplePet } from '@petsing/render-node';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import type { AudioPreparer } from '../media/audio-preparer.ts';
 
 export const templateAssets = ['audio', 'preview-image', 'preview-video'] as const;
 export type TemplateAsset = (typeof templateAssets)[number];
@@ -13,7 +14,7 @@ export type TemplateAsset = (typeof templateAssets)[number];
 export const templateObjectKeys = (id: number) => ({
   audio: `templates/${id}/song.mp3`,
   previewImage: `templates/${id}/preview.png`,
-  previewAudio: `templates/${id}/preview-audio.wav`,
+  preparedAudio: `templates/${id}/song-prepared.wav`,
   previewVideo: `templates/${id}/preview.mp4`,
   previewThumbnail: `templates/${id}/preview.jpg`,
 });
@@ -26,6 +27,7 @@ export class TemplateService {
   constructor(
     private readonly templates: TemplateRepository,
     private readonly objects: ObjectStore,
+    private readonly audio: AudioPreparer,
   ) {}
 
   list(): Promise<Template[]> {
@@ -71,8 +73,10 @@ export class TemplateService {
       const existing = await this.templates.findById(id);
       if (
         existing?.name === definition.name &&
+        existing.prepared_audio_key &&
         (await this.objects.exists(keys.audio)) &&
-        (await this.objects.exists(keys.previewImage))
+        (await this.objects.exists(keys.previewImage)) &&
+        (await this.objects.exists(existing.prepared_audio_key))
       ) {
         continue;
       }
@@ -87,6 +91,9 @@ export class TemplateService {
         audio_duration_ms: Math.round(assets.durationSeconds * 1000),
         preview_image_key: keys.previewImage,
       });
+      // Every video of this template renders the same song: prepare it for the model once, here.
+      const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio);
+      await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
       created++;
       logger.info({ templateId: definition.id, name: definition.name }, 'seeded template');
     }

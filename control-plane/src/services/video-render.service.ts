@@ -65,11 +65,13 @@ export class VideoRenderService {
   async beginTemplatePreview(templateId: number): Promise<TemplatePreviewPlan> {
     const template = await this.templates.findById(templateId);
     if (!template) throw new PermanentRenderFailure('template_not_found', `Template ${templateId} does not exist.`);
+    if (!template.prepared_audio_key || !template.prepared_audio_ms) {
+      throw new PermanentRenderFailure('template_not_seeded', `Template ${templateId} has no prepared song yet.`);
+    }
     const keys = templateObjectKeys(templateId);
     return {
       imageKey: SAMPLE_PET_KEY,
-      sourceAudioKey: template.audio_key,
-      preparedAudioKey: keys.previewAudio,
+      preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 },
       outputKey: keys.previewVideo,
       thumbnailKey: keys.previewThumbnail,
     };
@@ -113,11 +115,17 @@ export class VideoRenderService {
       if (!this.importImage) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
       imageKey = await this.importImage(video);
     }
-    let sourceAudioKey = video.audio_key;
-    if (!sourceAudioKey && video.template_id !== null) {
-      sourceAudioKey = (await this.templates.findById(video.template_id))?.audio_key ?? null;
-    }
-    if (!sourceAudioKey) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
-    return { videoId: video.id, imageKey, sourceAudioKey, watermark };
+    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark };
+    const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
+    if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
+    return {
+      videoId: video.id,
+      imageKey,
+      sourceAudioKey: template.audio_key,
+      ...(template.prepared_audio_key && template.prepared_audio_ms
+        ? { preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 } }
+        : {}),
+      watermark,
+    };
   }
 }

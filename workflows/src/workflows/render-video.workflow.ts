@@ -126,7 +126,7 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   });
   setHandler(progressQuery, () => progress);
 
-  const audio = await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId) });
+  const audio = plan.preparedAudio ?? (await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId) }));
   const info = workflowInfo();
   const keys = renderOutputKeys(plan.videoId, info.runId);
   const rendered = render
@@ -163,12 +163,11 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
  */
 export async function renderTemplatePreview(input: TemplatePreviewInput): Promise<void> {
   const plan = await control.beginTemplatePreview(input);
-  const audio = await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: plan.preparedAudioKey });
   const result = await render.renderLipSync({
     jobId: `template-${input.templateId}`,
     workflowId: workflowInfo().workflowId,
     imageKey: plan.imageKey,
-    audioKey: audio.audioKey,
+    audioKey: plan.preparedAudio.audioKey,
     watermark: false,
     outputKey: plan.outputKey,
     thumbnailKey: plan.thumbnailKey,

@@ -51,14 +51,18 @@ export function credentialOf(res: Response): ApiCredential {
   return credential;
 }
 
+/** Throws `forbidden` unless the credential carries the scope (shared by /v1 and the MCP tools). */
+export function assertScope(credential: ApiCredential, scope: Scope): void {
+  if (!credential.scopes.includes(scope)) {
+    throw new AppError('forbidden', `This credential lacks the ${scope} scope.`, {
+      hint: `Use an API key or OAuth token that carries ${scope}.`,
+    });
+  }
+}
+
 export function requireScope(scope: Scope): RequestHandler {
   return (_req, res, next) => {
-    if (!credentialOf(res).scopes.includes(scope)) {
-      next(new AppError('forbidden', `This credential lacks the ${scope} scope.`, {
-        hint: `Use an API key or OAuth token that carries ${scope}.`,
-      }));
-      return;
-    }
+    assertScope(credentialOf(res), scope);
     next();
   };
 }

@@ -1,29 +1,35 @@
 import type { Request, RequestHandler } from 'express';
 import { AppError } from '../../errors/app-error.ts';
-import type { RateLimiter } from '../../services/rate-limiter.ts';
+import type { RateDecision, RateLimiter, RatePolicy } from '../../services/rate-limiter.ts';
 import type { ApiCredential } from '../../services/api-key.service.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The bucket of an account; anonymous callers are counted by address instead. */
+export const accountRateSubject = (userId: string) => `user:${userId}`;
+
+export function rateLimitedError(policy: RatePolicy, decision: RateDecision): AppError {
+  return new AppError(
+    'rate_limited',
+    `More than ${policy.limit} ${policy.name} requests in ${policy.windowSeconds} seconds.`,
+    { headers: { 'Retry-After': String(decision.resetSeconds) }, hint: `Wait ${decision.resetSeconds} seconds, then retry.` },
+  );
+}
+
 /**
  * The public API's rate limits, per account (per address for anonymous callers), announced on every
- * response in the IETF httpapi RateLimit header fields; a 429 adds Retry-After.
+ * response in the IETF httpapi RateLimit header fields; a 429 adds Retry-After. The policy follows the
+ * method unless the route names one (/mcp POSTs carry reads and writes alike).
  */
-export function rateLimit(limiter: RateLimiter): RequestHandler {
+export function rateLimit(limiter: RateLimiter, policyName?: RatePolicy['name']): RequestHandler {
   return async (req: Request, res, next) => {
-    const policy = READ_METHODS.has(req.method) ? limiter.policies.read : limiter.policies.write;
+    const policy = limiter.policies[policyName ?? (READ_METHODS.has(req.method) ? 'read' : 'write')];
     const credential = res.locals.credential as ApiCredential | undefined;
-    const subject = credential ? `user:${credential.userId}` : `address:${req.ip ?? 'unknown'}`;
+    const subject = credential ? accountRateSubject(credential.userId) : `address:${req.ip ?? 'unknown'}`;
     const decision = await limiter.hit(subject, policy);
     res.set('RateLimit-Policy', `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`);
     res.set('RateLimit', `"${policy.name}";r=${decision.remaining};t=${decision.resetSeconds}`);
-    if (!decision.allowed) {
-      throw new AppError(
-        'rate_limited',
-        `More than ${policy.limit} ${policy.name} requests in ${policy.windowSeconds} seconds.`,
-        { headers: { 'Retry-After': String(decision.resetSeconds) } },
-      );
-    }
+    if (!decision.allowed) throw rateLimitedError(policy, decision);
     next();
   };
 }

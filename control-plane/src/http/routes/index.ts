@@ -1,7 +1,8 @@
 import type { OpenApiContributor } from '../openapi.ts';
+import { registerMcpPaths } from './mcp.routes.ts';
 import { registerOAuthPaths } from './oauth.routes.ts';
 import { registerPublicApiPaths } from './public-api.routes.ts';
 import { registerServicePaths } from './service.routes.ts';
 
 /** Every route module's OpenAPI paths; /openapi.json is built from these and the same zod schemas. */
-export const openApiContributors: OpenApiContributor[] = [registerServicePaths, registerPublicApiPaths, registerOAuthPaths];
+export const openApiContributors: OpenApiContributor[] = [registerServicePaths, registerPublicApiPaths, registerOAuthPaths, registerMcpPaths];

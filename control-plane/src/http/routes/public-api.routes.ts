@@ -1,11 +1,9 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
-import type { Video } from '../../db/schema.ts';
-import { notFound } from '../../errors/app-error.ts';
-import { CREDITS_PER_VIDEO } from '../../services/credit.service.ts';
 import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions.ts';
 import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { apiRepresentations } from '../api-representations.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
@@ -20,14 +18,10 @@ import {
   VideoListQuery,
 } from '../schemas/public-api.schemas.ts';
 import { parseBody, parseQuery } from '../validation.ts';
-import { templateMediaUrl } from './service.routes.ts';
-
-const RECENT_LEDGER_ENTRIES = 20;
-const videoIdParam = z.uuid();
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, credits, templates, credentials, rateLimiter, idempotency } = context.services;
+  const { videos, credentials, rateLimiter, idempotency } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -40,81 +34,29 @@ export function publicApiRoutes(context: AppContext): Router {
   router.use(rateLimit(rateLimiter));
   router.use(requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`));
 
-  const presentVideo = async (video: Video) => {
-    const { videoUrl, thumbnailUrl } = await videos.links(video);
-    return {
-      id: video.id,
-      status: video.status,
-      template_id: video.template_id === null ? null : String(video.template_id),
-      video_url: videoUrl,
-      thumbnail_url: thumbnailUrl,
-      has_watermark: video.has_watermark,
-      created_at: video.created_at.toISOString(),
-      progress: video.progress,
-      error: video.status === 'failed' ? { code: video.failure_code ?? 'render_failed', message: video.failure_reason ?? 'The render failed.' } : null,
-    };
-  };
-  /** Malformed ids answer 404 like unknown ones: either way no such video belongs to the caller. */
-  const ownedVideo = async (res: Response, id: string) => {
-    const video = videoIdParam.safeParse(id).success ? await videos.get(credentialOf(res).userId, id) : undefined;
-    if (!video) throw notFound(`Video ${id}`);
-    return video;
-  };
+  const represent = apiRepresentations(context);
 
   router.get('/templates', requireScope('videos:read'), async (_req, res) => {
-    res.json({
-      object: 'list',
-      data: (await templates.list()).map((template) => ({
-        id: String(template.id),
-        name: template.name,
-        preview_video_url: templateMediaUrl(baseUrl, template, 'preview-video'),
-        preview_image_url: templateMediaUrl(baseUrl, template, 'preview-image'),
-      })),
-    });
+    res.json(await represent.templateList());
   });
 
   router.get('/me', requireScope('videos:read'), async (_req, res) => {
-    const credential = credentialOf(res);
-    res.json({
-      user_id: credential.userId,
-      credit_balance: await credits.balance(credential.userId),
-      credits_per_video: CREDITS_PER_VIDEO,
-      scopes: credential.scopes,
-    });
+    res.json(await represent.account(credentialOf(res)));
   });
 
   router.get('/credits', requireScope('videos:read'), async (_req, res) => {
-    const { userId } = credentialOf(res);
-    const [balance, recent] = await Promise.all([credits.balance(userId), credits.recent(userId, RECENT_LEDGER_ENTRIES)]);
-    res.json({
-      balance,
-      credits_per_video: CREDITS_PER_VIDEO,
-      recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, created_at: entry.created_at.toISOString() })),
-    });
+    res.json(await represent.credits(credentialOf(res).userId));
   });
 
   router.get('/videos', requireScope('videos:read'), async (req, res) => {
     const { limit } = parseQuery(VideoListQuery, req);
-    const list = await videos.list(credentialOf(res).userId, { limit });
-    res.json({ object: 'list', data: await Promise.all(list.map(presentVideo)) });
+    res.json(await represent.videoList(credentialOf(res).userId, limit));
   });
 
   router.post('/videos', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
     const request = parseBody(CreateApiVideoRequest, req);
-    const create = async () => {
-      const { video, creditsRemaining } = await videos.createApiVideo(userId, { templateId: request.template_id, imageUrl: request.image_url });
-      return {
-        status: 202,
-        body: {
-          id: video.id,
-          status: 'processing' as const,
-          template_id: request.template_id,
-          credits_remaining: creditsRemaining,
-          poll_url: `${baseUrl}/v1/videos/${video.id}`,
-        },
-      };
-    };
+    const create = async () => ({ status: 202, body: await represent.createVideo(userId, request) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
     if (result.replayed) res.set('Idempotent-Replayed', 'true');
@@ -122,12 +64,13 @@ export function publicApiRoutes(context: AppContext): Router {
   });
 
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
-    res.json(await presentVideo(await ownedVideo(res, String(req.params.id))));
+    res.json(await represent.video(await represent.ownedVideo(credentialOf(res).userId, String(req.params.id))));
   });
 
   router.delete('/videos/:id', requireScope('videos:write'), async (req, res) => {
-    const video = await ownedVideo(res, String(req.params.id));
-    await videos.delete(credentialOf(res).userId, video.id);
+    const { userId } = credentialOf(res);
+    const video = await represent.ownedVideo(userId, String(req.params.id));
+    await videos.delete(userId, video.id);
     res.status(204).end();
   });
 

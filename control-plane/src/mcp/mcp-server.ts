@@ -1,0 +1,208 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Scope } from '../db/schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import { apiRepresentations } from '../http/api-representations.ts';
+import { errorBody } from '../http/errors.ts';
+import { assertScope } from '../http/middleware/api-auth.ts';
+import { accountRateSubject, rateLimitedError } from '../http/middleware/rate-limit.ts';
+import {
+  ApiAccount,
+  ApiCredits,
+  ApiTemplateList,
+  ApiVideo,
+  ApiVideoList,
+  CreateApiVideoRequest,
+  CreatedApiVideo,
+} from '../http/schemas/public-api.schemas.ts';
+import type { AppContext } from '../runtime/app-context.ts';
+import type { ApiCredential } from '../services/api-key.service.ts';
+
+const MAX_WAIT_SECONDS = 120;
+const DEFAULT_WAIT_SECONDS = 60;
+const WAIT_POLL_MS = 1_000;
+const TERMINAL_STATUSES = new Set(['completed', 'failed']);
+
+/** Tools that spend credits or destroy data: they need videos:write and count against the write rate. */
+export const WRITE_TOOLS = new Set(['create_video', 'delete_video']);
+
+// Schemas are passed as raw shapes (.shape): the /v1 schemas' registered ids would turn each root into a $ref,
+// and MCP requires type object there.
+const videoIdInput = { video_id: z.uuid().describe('The video id (uuid) returned by create_video or list_videos.') };
+
+/**
+ * The MCP server of one request, acting for one credential. Every tool goes through the same services
+ * and representations as /v1, so an agent sees exactly what the REST API would answer.
+ */
+export function getServer(context: AppContext, credential: ApiCredential): McpServer {
+  const { baseUrl } = context.config;
+  const { videos, rateLimiter } = context.services;
+  const represent = apiRepresentations(context);
+  const { userId } = credential;
+  const server = new McpServer(
+    { name: 'petsing', title: 'petsing: singing pet videos', version: '1.0.0', websiteUrl: `${baseUrl}/docs` },
+    {
+      instructions:
+        'Turns a photo of a pet into a lip-synced singing video. Typical flow: list_templates, then create_video with a ' +
+        'template id and a public https photo URL (costs one credit; check get_credits first), then wait_for_video until ' +
+        'the status is completed and hand the video_url to the user.',
+    },
+  );
+
+  /** Runs a tool body with its scope check; expected failures become tool errors carrying the /v1 error body. */
+  const run = async <T extends Record<string, unknown>>(scope: Scope, body: () => Promise<T>): Promise<CallToolResult> => {
+    try {
+      assertScope(credential, scope);
+      const result = await body();
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      // The detail goes in the text only: the SDK client validates any structuredContent against the
+      // success schema, error or not (typescript-sdk issue 1943), and would hide the error behind its own.
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(baseUrl, error)) }] };
+    }
+  };
+  const countWrite = async () => {
+    const policy = rateLimiter.policies.write;
+    const decision = await rateLimiter.hit(accountRateSubject(userId), policy);
+    if (!decision.allowed) throw rateLimitedError(policy, decision);
+  };
+
+  server.registerTool(
+    'list_templates',
+    {
+      title: 'List song templates',
+      description: 'Lists the songs a pet can sing. Pass a template id, exactly as given, to create_video.',
+      outputSchema: ApiTemplateList.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    () => run('videos:read', () => represent.templateList()),
+  );
+
+  server.registerTool(
+    'create_video',
+    {
+      title: 'Create a singing pet video',
+      description:
+        'Starts rendering a video of the pet in the photo singing the template song. Costs one credit (fails with ' +
+        'insufficient_credits when the balance is 0). The photo must be a public https URL of a JPEG, PNG, WebP or HEIC ' +
+        'image up to 15 MB. Returns at once with status processing; then call wait_for_video with the returned id.',
+      inputSchema: CreateApiVideoRequest.shape,
+      outputSchema: { ...CreatedApiVideo.shape, next_step: z.string().describe('How to follow the render to its end.') },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    (request) =>
+      run('videos:write', async () => {
+        await countWrite();
+        const created = await represent.createVideo(userId, request);
+        return {
+          ...created,
+          next_step: `Call wait_for_video with video_id ${created.id} (renders take about a minute), or get_video about every 10 seconds until status is completed or failed.`,
+        };
+      }),
+  );
+
+  server.registerTool(
+    'get_video',
+    {
+      title: 'Get a video',
+      description: 'Returns one video with its status (pending, processing, completed, failed), progress and, once completed, an expiring video_url.',
+      inputSchema: videoIdInput,
+      outputSchema: ApiVideo.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ video_id }) => run('videos:read', async () => represent.video(await represent.ownedVideo(userId, video_id))),
+  );
+
+  server.registerTool(
+    'list_videos',
+    {
+      title: 'List videos',
+      description: 'Lists the account\'s videos, newest first, made through the API or the web app.',
+      inputSchema: { limit: z.number().int().min(1).max(100).default(25).describe('How many videos, 1-100 (default 25).') },
+      outputSchema: ApiVideoList.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ limit }) => run('videos:read', () => represent.videoList(userId, limit)),
+  );
+
+  server.registerTool(
+    'delete_video',
+    {
+      title: 'Delete a video',
+      description: 'Deletes a video and its files permanently. The credit it cost is not refunded. Ask the user before calling this.',
+      inputSchema: videoIdInput,
+      outputSchema: { id: z.uuid(), deleted: z.literal(true) },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    ({ video_id }) =>
+      run('videos:write', async () => {
+        await countWrite();
+        const video = await represent.ownedVideo(userId, video_id);
+        await videos.delete(userId, video.id);
+        return { id: video.id, deleted: true as const };
+      }),
+  );
+
+  server.registerTool(
+    'get_credits',
+    {
+      title: 'Get the credit balance',
+      description: 'Returns the credit balance, the cost of one video and the most recent ledger entries (purchases, spends, refunds, grants).',
+      outputSchema: ApiCredits.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    () => run('videos:read', () => represent.credits(userId)),
+  );
+
+  server.registerTool(
+    'get_account',
+    {
+      title: 'Get the account',
+      description: 'Returns the account behind this credential: user id, credit balance, credits per video and the granted scopes.',
+      outputSchema: ApiAccount.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    () => run('videos:read', () => represent.account(credential)),
+  );
+
+  server.registerTool(
+    'wait_for_video',
+    {
+      title: 'Wait for a video to finish',
+      description:
+        `Waits until the video is completed or failed, at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, max ${MAX_WAIT_SECONDS}), ` +
+        'reporting render progress. Returns the video; finished is false if the time ran out, in which case call it again.',
+      inputSchema: {
+        ...videoIdInput,
+        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).default(DEFAULT_WAIT_SECONDS).describe('The longest to wait, in seconds.'),
+      },
+      outputSchema: { ...ApiVideo.shape, finished: z.boolean().describe('True when the status is completed or failed.') },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ video_id, timeout_seconds }, extra) =>
+      run('videos:read', async () => {
+        const deadline = Date.now() + timeout_seconds * 1_000;
+        const progressToken = extra._meta?.progressToken;
+        let reported = -1;
+        for (;;) {
+          const video = await represent.ownedVideo(userId, video_id);
+          const finished = TERMINAL_STATUSES.has(video.status);
+          // Progress notifications must increase, so only a higher value is sent.
+          if (progressToken !== undefined && video.progress > reported) {
+            reported = video.progress;
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken, progress: video.progress, total: 100, message: `Video ${video.status}` },
+            });
+          }
+          if (finished || Date.now() >= deadline || extra.signal.aborted) return { ...(await represent.video(video)), finished };
+          await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
+        }
+      }),
+  );
+
+  return server;
+}
