@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../test/support/http.ts';
 import { startImageHost } from '../../test/support/image-host.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { createTestAccount } from '../../test/support/accounts.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 const ALLOWED_ORIGIN = 'http://localhost:6274';
@@ -90,16 +91,7 @@ describe('MCP endpoint', () => {
     return client;
   };
   const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
-  const newAccount = async (email: string, credits: number) => {
-    const { users, apiKeys, credits: ledger } = service.context.services;
-    const user = await users.create({ email });
-    if (credits > 0) await ledger.grant(user.id, credits);
-    return {
-      id: user.id,
-      readWrite: (await apiKeys.create({ userId: user.id, scopes: ['videos:read', 'videos:write'] })).key,
-      readOnly: (await apiKeys.create({ userId: user.id, scopes: ['videos:read'] })).key,
-    };
-  };
+  const newAccount = (email: string, credits: number) => createTestAccount(service.context, email, credits);
   const post = (headers: Record<string, string>, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list' }) =>
     fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 

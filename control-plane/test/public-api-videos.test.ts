@@ -6,6 +6,7 @@ import { json, type Json } from '../../test/support/http.ts';
 import { startImageHost } from '../../test/support/image-host.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { createTestAccount } from '../../test/support/accounts.ts';
 
 type Recorded = { operation: string; status: number; body: Json };
 
@@ -26,16 +27,7 @@ describe('/v1 videos', () => {
     recorded.push({ operation, status: response.status, body: parsed });
     return { response, body: parsed as Json, text };
   };
-  const newAccount = async (email: string, credits: number) => {
-    const { users, apiKeys, credits: ledger } = service.context.services;
-    const user = await users.create({ email });
-    if (credits > 0) await ledger.grant(user.id, credits);
-    return {
-      id: user.id,
-      readWrite: (await apiKeys.create({ userId: user.id, scopes: ['videos:read', 'videos:write'] })).key,
-      readOnly: (await apiKeys.create({ userId: user.id, scopes: ['videos:read'] })).key,
-    };
-  };
+  const newAccount = (email: string, credits: number) => createTestAccount(service.context, email, credits);
   const createRequest = (path = '/pet.png') => ({ template_id: '1', image_url: imageHost.url(path) });
 
   beforeAll(async () => {

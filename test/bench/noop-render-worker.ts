@@ -1,3 +1,4 @@
+import { runWorker } from '@petsing/workflows/runtime';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,12 +53,5 @@ export async function startNoopRenderWorker(options: {
     activities,
     ...options.workerOptions,
   });
-  const running = worker.run();
-  return {
-    stop: async () => {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
+  return runWorker(worker, connection);
 }

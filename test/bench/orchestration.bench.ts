@@ -7,8 +7,7 @@
  * Options: --jobs N (100) created at once; --serial N (10) created one after another, for the latency of
  * a job alone; --warmup N (3); control-worker tuning, which switches to a bench-built worker because
  * startControlWorker takes no options: --max-activities, --max-workflow-tasks, --activity-polls,
- * --workflow-polls, --cached-workflows; --what-if-cached-audio simulates a prepared-audio cache for
- * template songs (not product behaviour; see control-worker-variant.ts).
+ * --workflow-polls, --cached-workflows.
  */
 import { cpus, tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -43,7 +42,6 @@ const { values: options } = parseArgs({
     'activity-polls': { type: 'string' },
     'workflow-polls': { type: 'string' },
     'cached-workflows': { type: 'string' },
-    'what-if-cached-audio': { type: 'boolean', default: false },
   },
 });
 const count = (name: string, value: string | undefined) => {
@@ -54,7 +52,6 @@ const count = (name: string, value: string | undefined) => {
 const JOBS = count('jobs', options.jobs);
 const SERIAL = count('serial', options.serial);
 const WARMUP = count('warmup', options.warmup);
-const WHAT_IF_CACHED_AUDIO = options['what-if-cached-audio'] ?? false;
 const tuning: ControlWorkerTuning = {};
 if (options['max-activities']) tuning.maxConcurrentActivityTaskExecutions = count('max-activities', options['max-activities']);
 if (options['max-workflow-tasks']) tuning.maxConcurrentWorkflowTaskExecutions = count('max-workflow-tasks', options['max-workflow-tasks']);
@@ -166,14 +163,13 @@ async function main(): Promise<number> {
       fixtures: await makeMediaFixtures(),
     });
     cleanups.push(() => render.stop());
-    const tuned = Object.keys(tuning).length > 0 || WHAT_IF_CACHED_AUDIO;
+    const tuned = Object.keys(tuning).length > 0;
     const control = tuned
-      ? await startTunedControlWorker(context, tuning, { cachedTemplateAudio: WHAT_IF_CACHED_AUDIO })
+      ? await startTunedControlWorker(context, tuning)
       : await startControlWorker(context);
     cleanups.push(() => control.stop());
     console.log(
-      `control worker: ${tuned ? `bench-built with ${JSON.stringify(tuning)}` : 'startControlWorker (SDK defaults)'}` +
-        (WHAT_IF_CACHED_AUDIO ? '; WHAT-IF: template audio prepared once and reused (not product behaviour)' : ''),
+      `control worker: ${tuned ? `bench-built with ${JSON.stringify(tuning)}` : 'startControlWorker (SDK defaults)'}`,
     );
 
     const completions = new Completions();

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { TASK_QUEUES } from '@petsing/workflows';
-import { connectTemporalWorker } from '@petsing/workflows/runtime';
+import { connectTemporalWorker, runWorker } from '@petsing/workflows/runtime';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
 
@@ -22,12 +22,5 @@ export async function startControlWorker(context: AppContext): Promise<{ stop():
       ? { workflowBundle: { codePath: env.WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) }),
   });
-  const running = worker.run();
-  return {
-    stop: async () => {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
+  return runWorker(worker, connection);
 }

@@ -13,6 +13,7 @@ import {
   objectStoreConfig,
   parseEnvironment,
   resolveDataDir,
+  runWorker,
   sharedEnvProblems,
   sharedEnvShape,
 } from '@petsing/workflows/runtime';
@@ -75,12 +76,10 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
         temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
     }),
   });
-  const running = worker.run();
+  const running = runWorker(worker, connection);
   return {
     stop: async () => {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await running.stop();
       await temporal.close();
     },
   };
