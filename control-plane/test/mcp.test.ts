@@ -1,4 +1,3 @@
-import { renderSamplePet } from '@petsing/render-node';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -6,8 +5,8 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../test/support/http.ts';
-import { startImageHost } from '../../test/support/image-host.ts';
-import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
+import type { TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
@@ -96,14 +95,7 @@ describe('MCP endpoint', () => {
     fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
   beforeAll(async () => {
-    imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' } });
-    service = await startTestService({
-      temporal: true,
-      controlWorker: true,
-      renderWorker: true,
-      userUrlFetcher: imageHost.fetcher,
-      env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '192', RATE_LIMIT_WRITES_PER_MINUTE: '40', MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN },
-    });
+    ({ service, imageHost } = await startRenderingService({ MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN }));
     await service.context.services.templates.seed(service.context.logger);
     mcpUrl = new URL(`${service.baseUrl}/mcp`);
   }, 180_000);

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSIONS } from '../src/services/api-versions.ts';
 import { json, type Json } from '../../test/support/http.ts';
-import { startImageHost } from '../../test/support/image-host.ts';
+import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
@@ -31,14 +31,7 @@ describe('/v1 videos', () => {
   const createRequest = (path = '/pet.png') => ({ template_id: '1', image_url: imageHost.url(path) });
 
   beforeAll(async () => {
-    imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' } });
-    service = await startTestService({
-      temporal: true,
-      controlWorker: true,
-      renderWorker: true,
-      userUrlFetcher: imageHost.fetcher,
-      env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '192', RATE_LIMIT_WRITES_PER_MINUTE: '40' },
-    });
+    ({ service, imageHost } = await startRenderingService());
     await service.context.services.templates.seed(service.context.logger);
     owner = await newAccount('owner@example.com', 10);
   }, 180_000);

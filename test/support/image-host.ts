@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
+import { renderSamplePet } from '@petsing/render-node';
 import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
 import { createUserUrlFetcher, systemResolver, type UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
+import { startTestService } from './test-service.ts';
 
 // A public-looking name: the fixture's resolver maps it to the local server (no DNS query leaves the machine).
 export const FIXTURE_HOST = 'photos.petsing-fixtures.com';
@@ -36,5 +38,28 @@ export async function startImageHost(files: Record<string, { body: Buffer; conte
     fetcher,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The whole service with Temporal and both workers, whose image_url fetches reach a local image host
+ * serving the sample pet at /pet.png. Small frames keep renders fast on two cores.
+ */
+export async function startRenderingService(env: Record<string, string> = {}) {
+  const imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' } });
+  const service = await startTestService({
+    temporal: true,
+    controlWorker: true,
+    renderWorker: true,
+    userUrlFetcher: imageHost.fetcher,
+    env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '192', RATE_LIMIT_WRITES_PER_MINUTE: '40', ...env },
+  });
+  return {
+    service,
+    imageHost,
+    stop: async () => {
+      await service.stop();
+      await imageHost.close();
+    },
   };
 }
