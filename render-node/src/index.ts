@@ -10,3 +10,4 @@ export { heuristicMouthDetector, type MouthDetector, type MouthRegion } from './
 export { loadOnnxMouthDetector } from './onnx-detector.ts';
 export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';
 export { createRenderActivities } from './worker/render-activities.ts';
+export { runProcess, type ProcessResult } from './process-runner.ts';

@@ -43,4 +43,3 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} was not found.`);
-export const invalidRequest = (message: string, hint?: string) => new AppError('invalid_request', message, hint ? { hint } : {});

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runProcess, type ProcessResult } from '@petsing/render-node';
 
 export class MediaToolError extends Error {
   constructor(message: string, readonly stderr: string) {
@@ -8,21 +8,18 @@ export class MediaToolError extends Error {
 }
 
 /** Runs ffmpeg or ffprobe to completion; rejects with the tail of stderr so failures explain themselves. */
-export function runMediaTool(command: 'ffmpeg' | 'ffprobe', args: string[], signal?: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
-    const stdout: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    child.on('error', (error) => reject(new MediaToolError(`Could not run ${command}: ${error.message}`, stderr)));
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(stdout).toString('utf8'));
-      else reject(new MediaToolError(`${command} exited with code ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`, stderr));
-    });
-  });
+export async function runMediaTool(command: 'ffmpeg' | 'ffprobe', args: string[], signal?: AbortSignal): Promise<string> {
+  let result: ProcessResult;
+  try {
+    result = await runProcess(command, args, signal ? { signal } : {});
+  } catch (error) {
+    throw new MediaToolError(`Could not run ${command}: ${(error as Error).message}`, '');
+  }
+  if (result.code === 0) return result.stdout.toString('utf8');
+  throw new MediaToolError(
+    `${command} exited with code ${result.code}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+    result.stderr,
+  );
 }
 
 export type ProbedMedia = { durationSeconds: number; hasAudio: boolean; hasVideo: boolean; formatName: string };
