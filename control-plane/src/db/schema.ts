@@ -25,7 +25,8 @@ export interface UsersTable {
   subscription_updated_at: NullableTimestamp;
   payment_customer_id: string | null;
   free_credits: Generated<number>;
-  free_credits_month: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** 'YYYY-MM-DD' from Postgres; PGlite answers a Date at UTC midnight. */
+  free_credits_month: ColumnType<string | Date, Date | string | undefined, Date | string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -157,6 +158,15 @@ export interface EmailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
+export interface HostedAudioTable {
+  id: Generated<string>;
+  user_id: string;
+  source: 'tts' | 'social';
+  object_key: string;
+  duration_ms: number;
+  created_at: Timestamp;
+}
+
 export interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
@@ -186,6 +196,7 @@ export interface Database {
   oauth_tokens: OauthTokensTable;
   payment_events: PaymentEventsTable;
   email_outbox: EmailOutboxTable;
+  hosted_audio: HostedAudioTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -196,3 +207,4 @@ export type Video = Selectable<VideosTable>;
 export type NewVideo = Insertable<VideosTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
+export type HostedAudio = Selectable<HostedAudioTable>;

@@ -42,4 +42,4 @@ export class AppError extends Error {
   readonly headers: Record<string, string>;
 }
 
-export const notFound = (what: string) => new AppError('not_found', `${what} was not found.`);
+export const notFound = (what: string, options?: { hint?: string }) => new AppError('not_found', `${what} was not found.`, options);

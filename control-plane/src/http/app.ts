@@ -3,6 +3,8 @@ import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { requestLogging } from './request-logging.ts';
 import { filesRoutes } from './routes/files.routes.ts';
+import { hostedAudioRoutes } from './routes/hosted-audio.routes.ts';
+import { webAppRoutes } from './routes/web-app.routes.ts';
 import { mcpRoutes } from './routes/mcp.routes.ts';
 import { oauthRoutes } from './routes/oauth.routes.ts';
 import { openApiContributors } from './routes/index.ts';
@@ -20,6 +22,8 @@ export function createApp(context: AppContext): Express {
 
   app.use(serviceRoutes(context, openApiContributors));
   app.use(filesRoutes(context));
+  app.use(hostedAudioRoutes(context));
+  app.use(webAppRoutes(context));
   app.use('/v1', publicApiRoutes(context));
   app.use('/mcp', mcpRoutes(context));
   app.use(oauthRoutes(context));

@@ -6,6 +6,7 @@ import { ErrorResponse } from './schemas/common.schemas.ts';
 export { OpenAPIRegistry };
 
 export const securitySchemes = {
+  idToken: 'IdToken',
   apiKey: 'ApiKey',
   oauth: 'OAuth2',
 } as const;
@@ -30,6 +31,12 @@ export type OpenApiContributor = (registry: OpenAPIRegistry) => void;
 
 export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contributors: OpenApiContributor[]) {
   const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', securitySchemes.idToken, {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'An ID token (JWT) of the identity provider, obtained by signing in on the web site. Web-app endpoints only.',
+  });
   registry.registerComponent('securitySchemes', securitySchemes.apiKey, {
     type: 'http',
     scheme: 'bearer',
@@ -64,6 +71,7 @@ export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contribut
     servers: [{ url: baseUrl }],
     tags: [
       { name: 'service', description: 'Service index, health, versions and templates.' },
+      { name: 'web-app', description: 'Endpoints of the web app, signed in with an identity-provider ID token.' },
       { name: 'public-api', description: 'The versioned public API (/v1), paid with credits.' },
     ],
   });

@@ -23,4 +23,15 @@ export class UserRepository {
   findByIdentitySubject(subject: string): Promise<User | undefined> {
     return this.db.selectFrom('users').selectAll().where('identity_subject', '=', subject).executeTakeFirst();
   }
+
+  /** Links an account created by email to its sign-in subject; only an unlinked account is changed. */
+  linkIdentitySubject(id: string, subject: string): Promise<User | undefined> {
+    return this.db
+      .updateTable('users')
+      .set({ identity_subject: subject, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('identity_subject', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+  }
 }

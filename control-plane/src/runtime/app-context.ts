@@ -26,6 +26,10 @@ import { OAuthRepository } from '../repositories/oauth.repository.ts';
 import { OAuthService, oauthSettings } from '../services/oauth.service.ts';
 import { TemplateService } from '../services/template.service.ts';
 import { UserService } from '../services/user.service.ts';
+import { createIdTokenVerifier, IdentityService } from '../services/identity.service.ts';
+import type { DevIdentityKeys } from '../services/dev-identity.ts';
+import { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
+import { HostedAudioService } from '../services/hosted-audio.service.ts';
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -47,11 +51,16 @@ export type ServiceDependencies = {
   logger: Logger;
   /** Fetches user-supplied URLs; tests pass one whose address policy admits their local fixture server. */
   userUrlFetcher?: UserUrlFetcher;
+  /** The development identity provider's keys; absent when an external provider (OIDC_*) is configured. */
+  devIdentityKeys?: DevIdentityKeys;
 };
 
-export function createServices({ config, database, objectStore, temporalClient, logger, userUrlFetcher }: ServiceDependencies) {
+export function createServices({ config, database, objectStore, temporalClient, logger, userUrlFetcher, devIdentityKeys }: ServiceDependencies) {
   const { db } = database;
-  const users = new UserService(new UserRepository(db));
+  const userRepository = new UserRepository(db);
+  const users = new UserService(userRepository);
+  const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger);
+  const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl);
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
   const credits = new CreditService(new CreditRepository(db));
   const templateRepository = new TemplateRepository(db);
@@ -69,6 +78,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger);
-  return { users, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency };
+  return { users, identity, hostedAudio, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency };
 }
 

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { UserUrlFetcher } from '../media/safe-fetch.ts';
 import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/workflows/runtime';
 import { createServices, type AppContext } from './app-context.ts';
+import { loadDevIdentityKeys } from '../services/dev-identity.ts';
 
 export async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle> {
   return config.env.DATABASE_URL
@@ -40,6 +41,7 @@ export async function openAppContext(
         database,
         objectStore,
         logger,
+        ...(config.externalIdentityProvider ? {} : { devIdentityKeys: await loadDevIdentityKeys(config.dataDir) }),
         ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
         temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
       }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { hasSqlState, sqlState } from '../db/errors.ts';
-import type { User } from '../db/schema.ts';
+import type { SubscriptionStatus, User } from '../db/schema.ts';
 import type { UserRepository } from '../repositories/user.repository.ts';
 import { hashSecret, randomToken } from './secrets.ts';
 
@@ -58,4 +58,24 @@ export class UserService {
       throw error;
     }
   }
+}
+
+export const FREE_CREDITS_PER_MONTH = 2;
+
+/** Subscription states in which the plan's benefits apply (no credits spent, no watermark). */
+const SUBSCRIBED_STATES: readonly SubscriptionStatus[] = ['active', 'trialing'];
+
+export const isSubscribed = (user: Pick<User, 'subscription_status'>): boolean => SUBSCRIBED_STATES.includes(user.subscription_status);
+
+/** The first day of `now`'s calendar month in UTC, as the date string free_credits_month stores. */
+export const freeCreditMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
+
+export function nextFreeCreditReset(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/** Free credits left this month: the stored count belongs to an earlier month once a new one began. */
+export function freeCreditsNow(user: Pick<User, 'free_credits' | 'free_credits_month'>, now: Date): number {
+  const stored = user.free_credits_month instanceof Date ? user.free_credits_month.toISOString().slice(0, 10) : String(user.free_credits_month).slice(0, 10);
+  return stored === freeCreditMonth(now) ? user.free_credits : FREE_CREDITS_PER_MONTH;
 }

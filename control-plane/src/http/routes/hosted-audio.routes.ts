@@ -1,0 +1,33 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { notFound } from '../../errors/app-error.ts';
+import type { AppContext } from '../../runtime/app-context.ts';
+import { errorResponses, type OpenAPIRegistry } from '../openapi.ts';
+import { parseParams } from '../validation.ts';
+
+const params = z.object({ file: z.string().regex(/^[0-9a-f-]{36}\.mp3$/i) });
+
+/** GET /media/audio/{id}.mp3: hosted speech and soundtracks (see HostedAudioService). */
+export function hostedAudioRoutes(context: AppContext): Router {
+  const router = Router();
+  router.get('/media/audio/:file', async (req, res) => {
+    const { file } = parseParams(params, req);
+    const audio = await context.services.hostedAudio.find(file.slice(0, -'.mp3'.length));
+    if (!audio) throw notFound('This audio');
+    const object = await context.objectStore.get(audio.object_key);
+    res.set({ 'Content-Type': 'audio/mpeg', 'Content-Length': String(object.bytes), 'Cache-Control': 'private, max-age=86400' });
+    object.body.pipe(res);
+  });
+  return router;
+}
+
+export function registerHostedAudioPaths(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: 'get', path: '/media/audio/{file}', security: [], tags: ['web-app'], operationId: 'getHostedAudio',
+    summary: 'Hosted speech or soundtrack (MP3)',
+    description: 'The `url` answered by POST /tts and POST /social/extract-audio. The random id is the only credential; '
+      + 'pass the URL as `audio_url` to POST /create-with-audio.',
+    request: { params },
+    responses: { 200: { description: 'The MP3 file.', content: { 'audio/mpeg': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses('not_found') },
+  });
+}

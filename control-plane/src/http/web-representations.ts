@@ -1,0 +1,52 @@
+import type { User, Video } from '../db/schema.ts';
+import type { AppContext } from '../runtime/app-context.ts';
+import { freeCreditsNow, isSubscribed, nextFreeCreditReset } from '../services/user.service.ts';
+
+/** The web-app records (WebAccount, WebVideo, WebVideoPage), built from the services in one place. */
+export function webRepresentations(context: AppContext) {
+  const { videos, credits } = context.services;
+
+  const video = async (record: Video) => {
+    const { videoUrl, thumbnailUrl } = await videos.links(record);
+    return {
+      id: record.id,
+      status: record.status,
+      progress: record.progress,
+      template_id: record.template_id === null ? null : String(record.template_id),
+      has_watermark: record.has_watermark,
+      video_url: videoUrl,
+      thumbnail_url: thumbnailUrl,
+      origin: record.origin,
+      error: record.status === 'failed' ? { code: record.failure_code ?? 'render_failed', message: record.failure_reason ?? 'The render failed.' } : null,
+      created_at: record.created_at.toISOString(),
+      completed_at: record.completed_at?.toISOString() ?? null,
+    };
+  };
+
+  return {
+    video,
+
+    videoPage: async (userId: string, page: number, pageSize: number) => {
+      const [records, total] = await Promise.all([videos.list(userId, { limit: pageSize, offset: (page - 1) * pageSize }), videos.count(userId)]);
+      const totalPages = Math.ceil(total / pageSize);
+      return { videos: await Promise.all(records.map(video)), page, page_size: pageSize, total, total_pages: totalPages, has_more: page < totalPages };
+    },
+
+    account: async (user: User, now = new Date()) => ({
+      id: user.id,
+      email: user.email,
+      subscribed: isSubscribed(user),
+      subscription: {
+        status: user.subscription_status,
+        plan: user.subscription_plan,
+        current_period_end: user.subscription_current_period_end?.toISOString() ?? null,
+        cancel_at_period_end: user.subscription_cancel_at_period_end,
+      },
+      free_credits: freeCreditsNow(user, now),
+      free_credits_reset_at: nextFreeCreditReset(now).toISOString(),
+      api_credit_balance: await credits.balance(user.id),
+      email_opt_out: user.email_opt_out,
+      created_at: user.created_at.toISOString(),
+    }),
+  };
+}

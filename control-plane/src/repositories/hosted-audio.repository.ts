@@ -1,0 +1,18 @@
+import type { Kysely } from 'kysely';
+import type { Database, HostedAudio } from '../db/schema.ts';
+
+export class HostedAudioRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  insert(row: { id: string; user_id: string; source: HostedAudio['source']; object_key: string; duration_ms: number }): Promise<HostedAudio> {
+    return this.db.insertInto('hosted_audio').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  findById(id: string): Promise<HostedAudio | undefined> {
+    return this.db.selectFrom('hosted_audio').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findOwned(id: string, userId: string): Promise<HostedAudio | undefined> {
+    return this.db.selectFrom('hosted_audio').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  }
+}
