@@ -54,6 +54,8 @@ export const controlPlaneEnvSchema = z.object({
   OIDC_ISSUER: optionalString.pipe(z.url().optional()),
   OIDC_AUDIENCE: optionalString,
   OIDC_JWKS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  /** After fetching the provider's keys, how long a token with an unknown kid waits before they are fetched again. */
+  OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });
 
 export type ControlPlaneEnv = z.infer<typeof controlPlaneEnvSchema>;

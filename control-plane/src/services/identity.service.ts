@@ -36,8 +36,12 @@ export function createIdTokenVerifier(config: ControlPlaneConfig, devKeys: DevId
   let issuer: string;
   let audience: string;
   if (external) {
-    // jose caches the key set and refetches it when a token names an unknown kid (at most every 30 s).
-    keys = createRemoteJWKSet(new URL(external.jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000, timeoutDuration: 5_000 });
+    // jose caches the key set and refetches it when a token names an unknown kid (at most once per cooldown).
+    keys = createRemoteJWKSet(new URL(external.jwksUrl), {
+      cacheMaxAge: 10 * 60_000,
+      cooldownDuration: config.env.OIDC_JWKS_COOLDOWN_SECONDS * 1000,
+      timeoutDuration: 5_000,
+    });
     issuer = external.issuer;
     audience = external.audience;
   } else {
