@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { videoObjectPrefix } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
-import type { Video } from '../db/schema.ts';
+import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Charge, VideoRepository } from '../repositories/video.repository.ts';
@@ -10,6 +11,7 @@ import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
 import type { TemplateService } from './template.service.ts';
+import { freeCreditMonth, isSubscribed, nextFreeCreditReset } from './user.service.ts';
 
 export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
@@ -24,6 +26,12 @@ export type CreateVideoInput = {
 };
 
 export type CreatedVideo = { video: Video; creditsRemaining: number };
+
+/** A received file on local disk (a web upload), stored under `extension` with its sniffed content type. */
+export type LocalUpload = { path: string; contentType: string; extension: string };
+
+/** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
+export type WebVideoSound = { templateId: string } | { audio: LocalUpload | { key: string } };
 
 export class VideoService {
   constructor(
@@ -54,6 +62,34 @@ export class VideoService {
     });
     if (!created) {
       throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
+    }
+    return created;
+  }
+
+  /**
+   * POST /create-with-template and /create-with-audio: subscribers pay with their plan and get no
+   * watermark; everyone else spends one of this month's free credits and gets a watermark.
+   */
+  async createWebVideo(user: User, sound: WebVideoSound, image: LocalUpload, now = new Date()): Promise<CreatedVideo> {
+    let templateId: number | undefined;
+    if ('templateId' in sound) {
+      const template = await this.templates.find(sound.templateId);
+      if (!template) throw new AppError('unknown_template', `There is no template with id "${sound.templateId}".`, { hint: 'Use an id from GET /templates, exactly as given.' });
+      templateId = template.id;
+    }
+    const subscribed = isSubscribed(user);
+    const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
+    const created = await this.create({
+      userId: user.id,
+      origin: 'web',
+      charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
+      watermark: !subscribed,
+      ...(templateId === undefined ? {} : { templateId }),
+      image: { upload: fileUpload(image) },
+      ...(audio ? { audio } : {}),
+    });
+    if (!created) {
+      throw new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);
     }
     return created;
   }
@@ -126,7 +162,8 @@ export class VideoService {
 
   /**
    * Deletes a video of the caller: stops its render, removes the row and every stored object. The credit
-   * it cost is not given back. Another user's video is indistinguishable from a missing one.
+   * it cost is not given back. Another user's video is indistinguishable from a missing one. A database
+   * or storage failure answers delete_failed.
    */
   async delete(userId: string, videoId: string): Promise<void> {
     const video = await this.videos.findOwned(videoId, userId);
@@ -135,8 +172,15 @@ export class VideoService {
       // The workflow notices on its own: every later step finds the video gone and removes its objects.
       this.logger.warn({ err: error, videoId }, 'could not cancel the render of a deleted video');
     });
-    await this.videos.delete(videoId);
-    await this.objects.deletePrefix(videoObjectPrefix(videoId));
+    // Files first, so a failure leaves the row for a retry to find; then once more after the row is gone, for
+    // anything a finishing render stored in between.
+    try {
+      await this.objects.deletePrefix(videoObjectPrefix(videoId));
+      await this.videos.delete(videoId);
+      await this.objects.deletePrefix(videoObjectPrefix(videoId));
+    } catch (error) {
+      throw new AppError('delete_failed', `Video ${videoId} could not be deleted completely.`, { cause: error });
+    }
   }
 
   private async queue(video: Video): Promise<void> {
@@ -160,4 +204,12 @@ export class VideoService {
     await this.objects.put(targetKey, source.body, { contentType: source.contentType });
     return targetKey;
   }
+}
+
+/** Opens the file only once the store reads it, so an upload refused before storing holds no descriptor. */
+function fileUpload(file: LocalUpload): MediaUpload {
+  async function* chunks() {
+    yield* createReadStream(file.path);
+  }
+  return { body: Readable.from(chunks(), { objectMode: false }), contentType: file.contentType, extension: file.extension };
 }

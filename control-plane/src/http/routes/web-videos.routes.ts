@@ -1,0 +1,160 @@
+import { Router } from 'express';
+import type { User } from '../../db/schema.ts';
+import { AppError } from '../../errors/app-error.ts';
+import { MIN_AUDIO_SECONDS } from '../../media/audio-preparer.ts';
+import { normalizeAudioUpload } from '../../media/audio-upload.ts';
+import { assertDecodableImage } from '../../media/image-upload.ts';
+import type { AppContext } from '../../runtime/app-context.ts';
+import type { CreatedVideo, WebVideoSound } from '../../services/video.service.ts';
+import { rateLimit } from '../middleware/rate-limit.ts';
+import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
+import { readMultipart, type MultipartForm, type UploadRule } from '../multipart.ts';
+import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
+import { RenderQueued } from '../schemas/web-app.schemas.ts';
+import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
+import { parseBody } from '../validation.ts';
+import { webRepresentations } from '../web-representations.ts';
+import { idTokenSecurity } from './web-app.routes.ts';
+
+const MB = 1024 * 1024;
+
+/** The pet photo of web uploads: HEIC (accepted from image URLs) is not, since browsers cannot show it. */
+const IMAGE_UPLOAD: UploadRule = {
+  sniff: 'image',
+  accept: { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' },
+  maxBytes: 15 * MB,
+  refusal: { code: 'unsupported_image_format', formats: 'a PNG, JPEG or WebP image' },
+};
+
+const AUDIO_UPLOAD: UploadRule = {
+  sniff: 'media',
+  accept: { 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'video/mp4': 'mp4', 'audio/aac': 'aac', 'video/webm': 'webm' },
+  maxBytes: 20 * MB,
+  refusal: { code: 'unsupported_audio_format', formats: 'MP3, WAV, MP4/AAC or WebM audio' },
+};
+
+/** POST /create-with-template, POST /create-with-audio and DELETE /delete-video of the web app. */
+export function webVideosRoutes(context: AppContext): Router {
+  const router = Router();
+  const signedIn = requireWebUser(context.services.identity);
+  const { videos, hostedAudio, rateLimiter } = context.services;
+  const limited = rateLimit(rateLimiter, 'media');
+  const represent = webRepresentations(context);
+
+  const queued = async ({ video, creditsRemaining }: CreatedVideo) => ({
+    id: video.id,
+    status: video.status,
+    has_watermark: video.has_watermark,
+    free_credits_remaining: video.payment === 'subscription' ? null : creditsRemaining,
+    video: await represent.video(video),
+  });
+
+  /** The audio_url form field: hosted speech or a soundtrack of the caller's own. */
+  const hostedSound = async (user: User, url: string): Promise<WebVideoSound> => {
+    const hosted = await hostedAudio.findOwnedByUrl(user.id, url);
+    if (!hosted) throw new AppError('unknown_audio_url', `"${url}" is not a hosted audio URL of this account.`);
+    // Hosted audio was measured when it was stored; longer audio is cut at 30 s like every render.
+    if (hosted.duration_ms < MIN_AUDIO_SECONDS * 1000) {
+      throw new AppError('audio_duration_out_of_range', `The audio at audio_url lasts ${(hosted.duration_ms / 1000).toFixed(1)} seconds; at least ${MIN_AUDIO_SECONDS} are needed.`);
+    }
+    return { audio: { key: hosted.object_key } };
+  };
+
+  router.post('/create-with-template', signedIn, limited, async (req, res) => {
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id'] });
+    try {
+      const image = await requiredImage(form);
+      const templateId = requiredField(form, 'template_id', 'an id from GET /templates');
+      res.set('Cache-Control', 'no-store');
+      res.json(await queued(await videos.createWebVideo(webUserOf(res), { templateId }, image)));
+    } finally {
+      await form.cleanup();
+    }
+  });
+
+  router.post('/create-with-audio', signedIn, limited, async (req, res) => {
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url'] });
+    try {
+      const user = webUserOf(res);
+      const image = await requiredImage(form);
+      const audio = form.files.audio;
+      const audioUrl = form.fields.audio_url?.trim();
+      if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
+      if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
+      const sound: WebVideoSound = audio ? { audio: await normalizeAudioUpload(audio) } : await hostedSound(user, audioUrl ?? '');
+      res.set('Cache-Control', 'no-store');
+      res.json(await queued(await videos.createWebVideo(user, sound, image)));
+    } finally {
+      await form.cleanup();
+    }
+  });
+
+  router.delete('/delete-video', signedIn, async (req, res) => {
+    const { video_id: videoId } = parseBody(DeleteVideoRequest, req);
+    await videos.delete(webUserOf(res).id, videoId);
+    res.json({ message: `Video ${videoId} deleted.` });
+  });
+
+  return router;
+}
+
+function requiredFile(form: MultipartForm, field: string) {
+  const file = form.files[field];
+  if (!file) throw new AppError('invalid_request', `The form needs an "${field}" file.`);
+  return file;
+}
+
+async function requiredImage(form: MultipartForm) {
+  const image = requiredFile(form, 'image');
+  await assertDecodableImage(image.path);
+  return image;
+}
+
+function requiredField(form: MultipartForm, field: string, what: string): string {
+  const value = form.fields[field]?.trim();
+  if (!value) throw new AppError('invalid_request', `The form needs a "${field}" field (${what}).`);
+  return value;
+}
+
+const formBody = (schema: typeof CreateWithTemplateForm | typeof CreateWithAudioForm, encoding: Record<string, { contentType: string }>) => ({
+  required: true,
+  content: { 'multipart/form-data': { schema, encoding } },
+});
+
+const imageEncoding = { image: { contentType: 'image/png, image/jpeg, image/webp' } };
+
+export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
+  const createErrors = [
+    'invalid_request', 'multipart_required', 'unsupported_image_format', 'no_free_credits', 'unauthorized', 'payload_too_large', 'rate_limited',
+    'service_unavailable',
+  ] as const;
+  const paymentNote = 'Costs one of the month\'s free credits and the video carries a watermark, unless the caller is subscribed (then neither). '
+    + 'Answers as soon as the render is queued; follow it in GET /user/videos or on the websocket.';
+  registry.registerPath({
+    method: 'post', path: '/create-with-template', security: idTokenSecurity, tags: ['web-app'], operationId: 'createWebVideoWithTemplate',
+    summary: 'Create a video from a template song and a pet photo',
+    description: `${paymentNote} The image may be at most 15 MB.`,
+    request: { body: formBody(CreateWithTemplateForm, imageEncoding) },
+    responses: { 200: jsonResponse('The render is queued.', RenderQueued), ...errorResponses(...createErrors, 'unknown_template') },
+  });
+  registry.registerPath({
+    method: 'post', path: '/create-with-audio', security: idTokenSecurity, tags: ['web-app'], operationId: 'createWebVideoWithAudio',
+    summary: 'Create a video from audio and a pet photo',
+    description: `${paymentNote} The audio must last 2 to 30 seconds (the video is as long as the audio); the image may be at most 15 MB, the audio 20 MB.`,
+    request: { body: formBody(CreateWithAudioForm, { ...imageEncoding, audio: { contentType: 'audio/mpeg, audio/wav, audio/mp4, audio/aac, video/mp4, audio/webm, video/webm' } }) },
+    responses: {
+      200: jsonResponse('The render is queued.', RenderQueued),
+      ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url'),
+    },
+  });
+  registry.registerPath({
+    method: 'delete', path: '/delete-video', security: idTokenSecurity, tags: ['web-app'], operationId: 'deleteWebVideo',
+    summary: 'Delete a video of the caller',
+    description: 'Removes the video, its photo, audio and rendered files, and stops a render in progress. Spent credits are not given back.',
+    request: { body: { required: true, content: { 'application/json': { schema: DeleteVideoRequest } } } },
+    responses: {
+      200: jsonResponse('Deleted.', DeleteVideoResult),
+      ...errorResponses('invalid_request', 'malformed_json', 'unauthorized', 'not_found', 'delete_failed'),
+    },
+  });
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Request and response bodies of the web app's create and delete calls (field names are ours; see docs/web-app.md). */
+
+const file = (description: string) => z.string().meta({ format: 'binary', description });
+
+const image = file('The pet photo: PNG, JPEG or WebP (not HEIC), at most 15 MB. The format is read from the bytes; the declared type and name do not matter.');
+
+export const CreateWithTemplateForm = z
+  .object({
+    image,
+    template_id: z.string().min(1).meta({ description: 'A template id from GET /templates, sent back exactly as given (numeric string).', example: '1' }),
+  })
+  .meta({ id: 'CreateWithTemplateForm' });
+
+export const CreateWithAudioForm = z
+  .object({
+    image,
+    audio: file('The audio: MP3, WAV, MP4/M4A (AAC) or WebM, at most 20 MB, lasting 2 to 30 seconds (measured by decoding). Other formats than MP3 are transcoded to MP3.').optional(),
+    audio_url: z.url().optional().meta({ description: 'Instead of `audio`: the `url` answered by POST /tts or POST /social/extract-audio for the caller.' }),
+  })
+  .meta({ id: 'CreateWithAudioForm', description: 'Send exactly one of `audio` and `audio_url`.' });
+
+export const DeleteVideoRequest = z
+  .object({ video_id: z.uuid().meta({ description: 'The video to delete, as in GET /user/videos.' }) })
+  .meta({ id: 'DeleteVideoRequest' });
+
+export const DeleteVideoResult = z
+  .object({ message: z.string().meta({ example: 'Video 4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55 deleted.' }) })
+  .meta({ id: 'DeleteVideoResult' });
