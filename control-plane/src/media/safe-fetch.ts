@@ -129,6 +129,12 @@ export interface FetchUserUrlOptions extends VetOptions {
   stallTimeoutMs?: number;
   /** Default 3. */
   maxRedirects?: number;
+  /**
+   * Extra request headers, e.g. the User-Agent, Referer and cookies a page resolver says the media host
+   * expects. Sent only to the origin of the URL asked for: a redirect to another origin drops them, as
+   * browsers drop credentials. Headers the fetcher owns (Host, Accept-Encoding, Range, hop-by-hop) are ignored.
+   */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -159,6 +165,12 @@ export interface UserUrlFetcher {
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Set by the fetcher alone: they decide which host answers and that every body byte arrives uncompressed and counted. */
+const FETCHER_OWNED_HEADERS = new Set([
+  'host', 'accept-encoding', 'range', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization',
+  'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'expect',
+]);
 
 const acceptHeader: Record<AcceptKind, string> = {
   image: 'image/jpeg, image/png, image/webp, image/heic, image/heif;q=0.9, */*;q=0.1',
@@ -296,10 +308,12 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
 
     let target = vetUrl(input, options);
+    const origin = target.url.origin;
     try {
       for (let redirects = 0; ; redirects += 1) {
         const host = await resolveVetted(target, signal);
-        const hop = await requestOnce(host, options, { signal, connectTimeoutMs, stallTimeoutMs });
+        const extraHeaders = host.url.origin === origin ? options.headers : undefined;
+        const hop = await requestOnce(host, options, { signal, connectTimeoutMs, stallTimeoutMs, extraHeaders });
         if (hop.kind === 'done') return hop.result;
 
         if (redirects >= maxRedirects) throw unreachable('too_many_redirects', `The URL redirected more than ${maxRedirects} times.`);
@@ -328,8 +342,13 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
   async function requestOnce(
     host: VettedHost,
     options: FetchUserUrlOptions,
-    limits: { signal: AbortSignal; connectTimeoutMs: number; stallTimeoutMs: number },
+    limits: { signal: AbortSignal; connectTimeoutMs: number; stallTimeoutMs: number; extraHeaders: Record<string, string> | undefined },
   ): Promise<Hop> {
+    const requestHeaders: Record<string, string> = { accept: acceptHeader[options.accept], 'user-agent': 'petsing-url-fetcher/1' };
+    for (const [name, value] of Object.entries(limits.extraHeaders ?? {})) {
+      if (!FETCHER_OWNED_HEADERS.has(name.toLowerCase())) requestHeaders[name.toLowerCase()] = value;
+    }
+    requestHeaders['accept-encoding'] = 'identity';
     // One client per hop: no pooled socket can be reused for another host or address.
     const client = new Client(host.url.origin, {
       connect: {
@@ -344,7 +363,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
       const response = await client.request({
         method: 'GET',
         path: `${host.url.pathname}${host.url.search}`,
-        headers: { accept: acceptHeader[options.accept], 'accept-encoding': 'identity', 'user-agent': 'petsing-url-fetcher/1' },
+        headers: requestHeaders,
         signal: limits.signal,
       });
       const { statusCode, headers, body } = response;
