@@ -153,7 +153,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     ]);
 
     // A retried (or duplicated) failure activity must not refund again.
-    const activities = createControlActivities(service.context.services.renders);
+    const activities = createControlActivities(service.context.services.renders, service.context.services.email);
     await Promise.all([
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),

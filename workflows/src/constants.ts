@@ -18,6 +18,16 @@ export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId
 /** The one-off render of a template's preview clip. */
 export const templatePreviewWorkflowId = (templateId: number) => `template-preview-${templateId}`;
 
+/**
+ * The monthly schedule that emails every opted-in user when their free web credits renew: 00:00 UTC on
+ * the 1st. The control worker creates it once per Temporal namespace.
+ */
+export const FREE_CREDITS_EMAIL_SCHEDULE = {
+  id: 'free-credits-renewed-email',
+  cron: '0 0 1 * *',
+  workflowType: 'sendFreeCreditsRenewedEmails',
+} as const;
+
 /** Progress updates a render node sends to its workflow while it renders. */
 export const RENDER_PROGRESS_SIGNAL = 'renderProgress';
 /** Query answering the current render progress (0-100) of a running workflow. */

@@ -83,6 +83,10 @@ export const TemplatePreviewPlan = z.object({
 });
 export type TemplatePreviewPlan = z.infer<typeof TemplatePreviewPlan>;
 
+/** The calendar month (YYYY-MM, UTC) whose free-credit renewal is announced. */
+export const FreeCreditsEmailsInput = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/) });
+export type FreeCreditsEmailsInput = z.infer<typeof FreeCreditsEmailsInput>;
+
 /** The control-plane activities the workflows call; implemented in control-plane. */
 export interface ControlActivities {
   beginRender(input: RenderVideoInput): Promise<RenderPlan>;
@@ -95,6 +99,8 @@ export interface ControlActivities {
   deleteVideoObjects(input: { videoId: string; keepKeys: string[] }): Promise<void>;
   beginTemplatePreview(input: TemplatePreviewInput): Promise<TemplatePreviewPlan>;
   completeTemplatePreview(input: TemplatePreviewInput & { outputKey: string }): Promise<void>;
+  /** Queues the month's "free credits renewed" email for every opted-in user; idempotent per user and month. */
+  enqueueFreeCreditsEmails(input: FreeCreditsEmailsInput): Promise<{ enqueued: number }>;
 }
 
 /** The render-node activities, served on TASK_QUEUES.render. */

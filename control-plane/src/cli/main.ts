@@ -154,6 +154,23 @@ credits
     print(granted, `Granted ${String(granted.granted)} credits; balance is now ${String(granted.balance)}.`);
   });
 
+const emails = program.command('emails').description('lifecycle email (welcome, video ready, free credits renewed)');
+emails
+  .command('list')
+  .description('show the email outbox, newest first (with no SMTP_URL, messages stay here as pending)')
+  .addOption(new Option('--status <status>', 'only messages in this state').choices(['pending', 'sent', 'failed']))
+  .option('--limit <n>', 'how many messages', '50')
+  .action(async (options: { status?: string; limit: string }) => {
+    const listed = await operate('emails.list', options);
+    const messages = listed.emails as { id: string; kind: string; to: string; subject: string; status: string; attempts: number; created_at: string; last_error: string | null }[];
+    print(
+      listed,
+      messages
+        .map((m) => `${m.created_at}  ${m.status.padEnd(7)}  ${m.kind.padEnd(20)}  ${m.to}  "${m.subject}"${m.attempts > 0 ? `  attempts ${m.attempts}` : ''}${m.last_error ? `  last error: ${m.last_error}` : ''}`)
+        .join('\n') || 'No emails.',
+    );
+  });
+
 program
   .command('dev-token')
   .description('mint an ID token from the built-in development identity provider')

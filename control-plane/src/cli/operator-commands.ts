@@ -68,6 +68,31 @@ export const operatorCommands = {
       return { user_id: user.id, granted: input.amount, balance };
     },
   },
+  'emails.list': {
+    input: z.object({
+      status: z.enum(['pending', 'sent', 'failed']).optional(),
+      limit: z.coerce.number().int().min(1).max(1000).default(50),
+    }),
+    run: async (context: AppContext, input: { status?: 'pending' | 'sent' | 'failed' | undefined; limit: number }) => {
+      const messages = await context.services.email.list(input);
+      return {
+        emails: messages.map((message) => ({
+          id: message.id,
+          kind: message.kind,
+          to: message.to_address,
+          subject: message.subject,
+          status: message.status,
+          attempts: message.attempts,
+          last_error: message.last_error,
+          dedupe_key: message.dedupe_key,
+          headers: message.headers,
+          text: message.text_body,
+          created_at: message.created_at.toISOString(),
+          sent_at: message.sent_at?.toISOString() ?? null,
+        })),
+      };
+    },
+  },
   migrate: {
     input: z.object({}),
     run: async () => ({ migrated: true }),

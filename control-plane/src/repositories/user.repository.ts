@@ -34,4 +34,37 @@ export class UserRepository {
       .returningAll()
       .executeTakeFirst();
   }
+
+  /** Stores the digest of the user's unsubscribe token; a no-op when it is already the stored one. */
+  async setUnsubscribeTokenHash(id: string, tokenHash: string): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set({ unsubscribe_token_hash: tokenHash, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('unsubscribe_token_hash', '<>', tokenHash)
+      .execute();
+  }
+
+  /** Opts the holder of the token out of lifecycle email; opting out again changes nothing. */
+  optOutByUnsubscribeTokenHash(tokenHash: string): Promise<User | undefined> {
+    return this.db
+      .updateTable('users')
+      .set({ email_opt_out: true, updated_at: new Date() })
+      .where('unsubscribe_token_hash', '=', tokenHash)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Opted-in users created before a date, in id order from after `afterId` (keyset pages for batch jobs). */
+  listEmailRecipients(options: { createdBefore: Date; afterId: string | undefined; limit: number }): Promise<User[]> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('email_opt_out', '=', false)
+      .where('created_at', '<', options.createdBefore)
+      .$if(options.afterId !== undefined, (query) => query.where('id', '>', options.afterId!))
+      .orderBy('id')
+      .limit(options.limit)
+      .execute();
+  }
 }

@@ -38,6 +38,8 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     if (parts.controlWorker) {
       const worker = await startControlWorker(context);
       lifecycle.add('control worker', worker.stop);
+      const emailDispatch = context.services.emailDispatcher.start();
+      lifecycle.add('email dispatcher', emailDispatch.stop);
     }
     if (parts.api) {
       // Preview clips render in the background on whichever render node is free.

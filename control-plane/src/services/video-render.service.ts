@@ -26,6 +26,9 @@ export class VideoGone extends Error {
 /** Fetches a photo from a user-supplied URL into the object store (the safe fetcher of the public API). */
 export type ImageImporter = (video: Video) => Promise<string>;
 
+/** Told when a video finished rendering (re-renders included); lifecycle email hooks in here. */
+export type VideoCompletedListener = (video: Video) => Promise<unknown>;
+
 /**
  * The control plane's side of a render: every step is idempotent, because Temporal retries activities
  * and a retry must never duplicate a status change, a refund, an object or an event.
@@ -38,6 +41,7 @@ export class VideoRenderService {
     private readonly audio: AudioPreparer,
     private readonly importImage: ImageImporter | undefined,
     private readonly logger: Logger,
+    private readonly onCompleted: VideoCompletedListener = async () => {},
   ) {}
 
   async beginRender(videoId: string): Promise<RenderPlan> {
@@ -93,6 +97,8 @@ export class VideoRenderService {
       return;
     }
     for (const key of result.replaced) await this.objects.delete(key);
+    // The video is completed either way; a failed notification must not fail (and so retry) the render.
+    await this.onCompleted(result.video).catch((error: unknown) => this.logger.error({ err: error, videoId }, 'video-completed hook failed'));
   }
 
   async fail(videoId: string, failure: { code: string; reason: string }): Promise<void> {

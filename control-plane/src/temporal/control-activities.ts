@@ -1,13 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FAILURE_TYPES, type ControlActivities } from '@petsing/workflows';
 import { AudioRejected } from '../media/audio-preparer.ts';
+import type { EmailService } from '../services/email.service.ts';
 import { PermanentRenderFailure, VideoGone, type VideoRenderService } from '../services/video-render.service.ts';
 
 /**
  * The control-plane activities, built from their dependencies. They only translate between Temporal and
- * the render service: expected failures become non-retryable ApplicationFailures carrying a code.
+ * the render and email services: expected failures become non-retryable ApplicationFailures carrying a code.
  */
-export function createControlActivities(renders: VideoRenderService): ControlActivities {
+export function createControlActivities(renders: VideoRenderService, email: EmailService): ControlActivities {
   return {
     beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
@@ -20,6 +21,7 @@ export function createControlActivities(renders: VideoRenderService): ControlAct
     deleteVideoObjects: ({ videoId }) => renders.deleteObjects(videoId),
     beginTemplatePreview: ({ templateId }) => translate(() => renders.beginTemplatePreview(templateId)),
     completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
+    enqueueFreeCreditsEmails: async ({ month }) => ({ enqueued: await email.freeCreditsRenewed(month) }),
   };
 }
 

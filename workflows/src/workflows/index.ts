@@ -1,1 +1,2 @@
 export { renderVideo, rerenderWithoutWatermark, renderTemplatePreview, renderProgressSignal, progressQuery } from './render-video.workflow.ts';
+export { sendFreeCreditsRenewedEmails } from './lifecycle-email.workflow.ts';

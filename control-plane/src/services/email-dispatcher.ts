@@ -1,0 +1,106 @@
+import type { EmailSender } from '../email/smtp-sender.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { EmailOutboxRepository } from '../repositories/email-outbox.repository.ts';
+
+/** Attempts per message before it is marked failed. */
+export const EMAIL_MAX_ATTEMPTS = 5;
+
+export type DispatchOptions = {
+  /** Pause between dispatch rounds of the background loop. */
+  intervalMs: number;
+  batchSize?: number;
+  maxAttempts?: number;
+  /** Retries back off from the message's creation: retryBaseMs × (4^attempts − 1), i.e. 3, 15, 63, 255 min. */
+  retryBaseMs?: number;
+};
+
+export type DispatchResult = { sent: number; retrying: number; failed: number };
+
+/**
+ * Delivers the email outbox through SMTP. It runs in the control-worker process (so in `petsing start`
+ * too); without a sender (no SMTP_URL) messages simply stay pending, visible with `petsing emails list`.
+ * Delivery is at least once: a crash between the server's acceptance and the status update resends.
+ */
+export class EmailDispatcher {
+  private readonly batchSize: number;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+
+  constructor(
+    private readonly outbox: EmailOutboxRepository,
+    private readonly sender: EmailSender | undefined,
+    private readonly logger: Logger,
+    private readonly options: DispatchOptions,
+  ) {
+    this.batchSize = options.batchSize ?? 50;
+    this.maxAttempts = Math.min(options.maxAttempts ?? EMAIL_MAX_ATTEMPTS, EMAIL_MAX_ATTEMPTS);
+    this.retryBaseMs = options.retryBaseMs ?? 60_000;
+  }
+
+  /** Sends what is due now, batch after batch while batches come back full and without failures. */
+  async dispatchPending(): Promise<DispatchResult> {
+    const total: DispatchResult = { sent: 0, retrying: 0, failed: 0 };
+    const sender = this.sender;
+    if (!sender) return total;
+    for (;;) {
+      const round = await this.outbox.withDeliverable({ limit: this.batchSize, retryBaseMs: this.retryBaseMs }, async (messages, outcomes) => {
+        const result: DispatchResult & { handled: number } = { sent: 0, retrying: 0, failed: 0, handled: messages.length };
+        for (const message of messages) {
+          if (message.recipient_opted_out) {
+            await outcomes.abandon(message.id, 'The recipient unsubscribed before delivery.');
+            result.failed++;
+            continue;
+          }
+          try {
+            await sender.send({ to: message.to_address, subject: message.subject, text: message.text_body, headers: message.headers });
+            await outcomes.sent(message.id);
+            result.sent++;
+          } catch (error) {
+            const reason = error instanceof Error ? error.message : String(error);
+            const status = await outcomes.attemptFailed(message.id, reason, this.maxAttempts);
+            if (status === 'failed') result.failed++;
+            else result.retrying++;
+            this.logger.warn({ emailId: message.id, kind: message.kind, attempt: message.attempts + 1, status, smtp: sender.target, reason }, 'email delivery failed');
+          }
+        }
+        return result;
+      });
+      total.sent += round.sent;
+      total.retrying += round.retrying;
+      total.failed += round.failed;
+      if (round.handled < this.batchSize || round.retrying > 0 || round.failed > 0) return total;
+    }
+  }
+
+  /** Dispatches every intervalMs until stopped; stopping waits for the round in progress. */
+  start(): { stop(): Promise<void> } {
+    const sender = this.sender;
+    if (!sender) {
+      this.logger.info('SMTP_URL is not set: lifecycle email stays in the outbox (see `petsing emails list`)');
+      return { stop: async () => {} };
+    }
+    this.logger.info({ smtp: sender.target }, 'dispatching lifecycle email');
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let round: Promise<void> = Promise.resolve();
+    const tick = () => {
+      round = this.dispatchPending()
+        .then((result) => {
+          if (result.sent + result.retrying + result.failed > 0) this.logger.info(result, 'email dispatch round');
+        })
+        .catch((error: unknown) => this.logger.error({ err: error }, 'email dispatch round failed'))
+        .finally(() => {
+          if (!stopped) timer = setTimeout(tick, this.options.intervalMs);
+        });
+    };
+    tick();
+    return {
+      stop: async () => {
+        stopped = true;
+        clearTimeout(timer);
+        await round;
+        sender.close();
+      },
+    };
+  }
+}

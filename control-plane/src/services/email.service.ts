@@ -1,0 +1,141 @@
+import { createHmac } from 'node:crypto';
+import { FreeCreditsEmailsInput } from '@petsing/workflows';
+import type { User, Video } from '../db/schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { EmailOutboxRepository, OutboxMessage, OutboxStatus } from '../repositories/email-outbox.repository.ts';
+import type { UserRepository } from '../repositories/user.repository.ts';
+import { hashSecret } from './secrets.ts';
+import { FREE_CREDITS_PER_MONTH, isSubscribed } from './user.service.ts';
+
+export type LifecycleEmailKind = 'welcome' | 'video_ready' | 'free_credits_renewed';
+
+type Composed = { kind: LifecycleEmailKind; dedupeKey: string; subject: string; body: string };
+
+export type EmailLinks = { baseUrl: string; siteUrl: string; signingSecret: string };
+
+/** Users per page of the monthly job: one enqueue statement per page. */
+const RECIPIENT_BATCH_SIZE = 500;
+
+/**
+ * Lifecycle email (welcome, video ready, free credits renewed). Messages are queued in the outbox, once per
+ * dedupe key, and only for users who have not opted out; EmailDispatcher delivers them. Every message
+ * carries the user's unsubscribe link as List-Unsubscribe with RFC 8058 one-click.
+ *
+ * The unsubscribe token is derived (HMAC of the user id under the signing secret), so every message of a
+ * user carries the same link without the token being stored: the users row keeps only its SHA-256 digest,
+ * refreshed before each message is queued, and the link is looked up by that digest.
+ */
+export class EmailService {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly outbox: EmailOutboxRepository,
+    private readonly links: EmailLinks,
+  ) {}
+
+  unsubscribeUrl(userId: string): string {
+    return `${this.links.baseUrl}/email/unsubscribe?token=${this.unsubscribeToken(userId)}`;
+  }
+
+  /** Queues the welcome message of a new account. */
+  async welcome(user: User): Promise<boolean> {
+    const queued = await this.enqueue([user], () => ({
+      kind: 'welcome',
+      dedupeKey: `welcome:${user.id}`,
+      subject: 'Welcome to petsing',
+      body: [
+        'Welcome to petsing!',
+        '',
+        'Turn a photo of your pet into a lip-synced singing video: pick a song, or bring your own audio.',
+        `You get ${FREE_CREDITS_PER_MONTH} free videos every month.`,
+        '',
+        `Make your first video: ${this.links.siteUrl}`,
+      ].join('\n'),
+    }));
+    return queued > 0;
+  }
+
+  /** Queues "your video is ready" for a finished web video; API videos are the integrator's business. */
+  async videoReady(video: Pick<Video, 'id' | 'user_id' | 'origin'>): Promise<boolean> {
+    if (video.origin !== 'web') return false;
+    const user = await this.users.findById(video.user_id);
+    if (!user) return false;
+    const queued = await this.enqueue([user], () => ({
+      kind: 'video_ready',
+      dedupeKey: `video-ready:${video.id}`,
+      subject: "Your pet's singing video is ready",
+      body: ['Your singing video has finished rendering.', '', `Watch and download it: ${this.links.siteUrl}`].join('\n'),
+    }));
+    return queued > 0;
+  }
+
+  /**
+   * The monthly job: tells every opted-in user who existed when `month` (YYYY-MM, UTC) began that their
+   * free credits renewed. Subscribers are skipped: they never spend free credits.
+   * Running it again for the same month queues nothing new. Returns how many messages were queued.
+   */
+  async freeCreditsRenewed(month: string): Promise<number> {
+    if (!FreeCreditsEmailsInput.safeParse({ month }).success) throw new AppError('invalid_request', `"${month}" is not a month (YYYY-MM).`);
+    const monthStart = new Date(`${month}-01T00:00:00Z`);
+    const label = new Intl.DateTimeFormat('en', { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(monthStart);
+    let queued = 0;
+    let afterId: string | undefined;
+    for (;;) {
+      const page = await this.users.listEmailRecipients({ createdBefore: monthStart, afterId, limit: RECIPIENT_BATCH_SIZE });
+      queued += await this.enqueue(
+        page.filter((user) => !isSubscribed(user)),
+        (user) => ({
+          kind: 'free_credits_renewed',
+          dedupeKey: `free-credits:${month}:${user.id}`,
+          subject: `Your ${FREE_CREDITS_PER_MONTH} free videos for ${label} are here`,
+          body: [
+            `Your free credits renewed: you can make ${FREE_CREDITS_PER_MONTH} singing videos in ${label}.`,
+            'Free credits reset at the start of every month (UTC).',
+            '',
+            `Make a video: ${this.links.siteUrl}`,
+          ].join('\n'),
+        }),
+      );
+      if (page.length < RECIPIENT_BATCH_SIZE) return queued;
+      afterId = page.at(-1)!.id;
+    }
+  }
+
+  /** Opts the holder of an unsubscribe token out of lifecycle email; idempotent. */
+  async unsubscribe(token: string): Promise<{ email: string }> {
+    // Looked up by digest: the comparison happens on hashes, so its timing says nothing about the token.
+    const user = await this.users.optOutByUnsubscribeTokenHash(hashSecret(token));
+    if (!user) {
+      throw new AppError('invalid_unsubscribe_token', 'The unsubscribe token matches no user.');
+    }
+    return { email: user.email };
+  }
+
+  list(options: { status?: OutboxStatus | undefined; limit: number }): Promise<OutboxMessage[]> {
+    return this.outbox.list(options);
+  }
+
+  private unsubscribeToken(userId: string): string {
+    return createHmac('sha256', this.links.signingSecret).update(`unsubscribe:${userId}`).digest('base64url');
+  }
+
+  /** Queues one message per opted-in user, after making sure the stored token digest matches the link. */
+  private async enqueue(users: User[], compose: (user: User) => Composed): Promise<number> {
+    const recipients = users.filter((user) => !user.email_opt_out);
+    for (const user of recipients) await this.users.setUnsubscribeTokenHash(user.id, hashSecret(this.unsubscribeToken(user.id)));
+    return this.outbox.enqueue(
+      recipients.map((user) => {
+        const message = compose(user);
+        const unsubscribeUrl = this.unsubscribeUrl(user.id);
+        return {
+          userId: user.id,
+          dedupeKey: message.dedupeKey,
+          kind: message.kind,
+          to: user.email,
+          subject: message.subject,
+          text: `${message.body}\n\n-- \nYou get this email because you have a petsing account.\nUnsubscribe: ${unsubscribeUrl}\n`,
+          headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        };
+      }),
+    );
+  }
+}
