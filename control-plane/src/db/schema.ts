@@ -10,6 +10,9 @@ export type VideoOrigin = 'web' | 'api';
 export type VideoPayment = 'api_credit' | 'free_credit' | 'subscription';
 export type LedgerReason = 'purchase' | 'video_create' | 'refund' | 'grant';
 export type Scope = 'videos:read' | 'videos:write';
+export type PurchaseKind = 'watermark_removal' | 'credit_pack';
+export type PurchaseStatus = 'pending' | 'paid' | 'expired';
+export type CreditPackKey = 'starter' | 'growth' | 'scale';
 
 export interface UsersTable {
   id: Generated<string>;
@@ -142,6 +145,24 @@ export interface PaymentEventsTable {
   processed_at: Timestamp;
 }
 
+export interface PurchasesTable {
+  id: Generated<string>;
+  checkout_session_id: string;
+  user_id: string;
+  kind: PurchaseKind;
+  video_id: string | null;
+  pack: CreditPackKey | null;
+  credits: number | null;
+  /** In minor units of `currency` (lowercase ISO 4217, as Stripe writes it). */
+  amount: number;
+  currency: string;
+  status: Generated<PurchaseStatus>;
+  paid_at: NullableTimestamp;
+  /** Credit pack: credited; watermark removal: re-render started. */
+  fulfilled_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
 export interface EmailOutboxTable {
   id: Generated<string>;
   user_id: string | null;
@@ -195,6 +216,7 @@ export interface Database {
   oauth_authorization_codes: OauthAuthorizationCodesTable;
   oauth_tokens: OauthTokensTable;
   payment_events: PaymentEventsTable;
+  purchases: PurchasesTable;
   email_outbox: EmailOutboxTable;
   hosted_audio: HostedAudioTable;
 }
@@ -208,3 +230,5 @@ export type NewVideo = Insertable<VideosTable>;
 export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
 export type HostedAudio = Selectable<HostedAudioTable>;
+export type Purchase = Selectable<PurchasesTable>;
+export type NewPurchase = Insertable<PurchasesTable>;

@@ -5,6 +5,7 @@ import * as oauth from './2026-11-26T02-00-00-oauth.ts';
 import * as publicApi from './2026-11-26T03-00-00-public-api.ts';
 import * as templatePreparedAudio from './2026-11-26T04-00-00-template-prepared-audio.ts';
 import * as hostedAudio from './2026-11-26T05-00-00-hosted-audio.ts';
+import * as payments from './2026-11-26T07-00-00-payments.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T03-00-00-public-api': publicApi,
   '2026-11-26T04-00-00-template-prepared-audio': templatePreparedAudio,
   '2026-11-26T05-00-00-hosted-audio': hostedAudio,
+  '2026-11-26T07-00-00-payments': payments,
 };
