@@ -10,6 +10,7 @@ import type { AppContext } from '../../control-plane/src/runtime/app-context.ts'
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
 import { startControlWorker } from '../../control-plane/src/temporal/control-worker.ts';
 import type { UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
+import type { VideoPageResolver } from '../../control-plane/src/media/social/video-page-resolver.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './database.ts';
 import { freePort } from './processes.ts';
 import { createTestNamespace } from './temporal.ts';
@@ -32,6 +33,7 @@ export type TestServiceOptions = {
   controlWorker?: boolean;
   renderWorker?: boolean;
   userUrlFetcher?: UserUrlFetcher;
+  videoPageResolver?: VideoPageResolver;
 };
 
 /**
@@ -54,7 +56,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const config = loadControlPlaneConfig(env);
   const logger = createLogger(config.env.LOG_LEVEL);
   installTemporalLogging(logger);
-  const opened = await openAppContext(config, logger, { database, ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}) });
+  const opened = await openAppContext(config, logger, {
+    database,
+    ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
+    ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
+  });
   const context: AppContext = { ...opened, ...options.overrides };
   const stops: (() => Promise<void>)[] = [];
   const startRender = async () => {

@@ -38,6 +38,7 @@ export const controlPlaneEnvSchema = z.object({
 
   RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
+  RATE_LIMIT_WEB_MEDIA_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Browser origins, besides BASE_URL's and SITE_URL's, that may call /mcp (comma-separated). */
   MCP_ALLOWED_ORIGINS: z
     .string()
@@ -47,6 +48,29 @@ export const controlPlaneEnvSchema = z.object({
   /** Development only: accept http:// image URLs (https is required otherwise). */
   ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  /** yt-dlp binary that turns a short-video page URL into its media URL (POST /social/extract-audio). */
+  YTDLP_PATH: optionalString,
+  /** Host names (exact, https only) whose video pages POST /social/extract-audio accepts; comma-separated. */
+  SOCIAL_ALLOWED_HOSTS: z
+    .string()
+    .default('tiktok.com,www.tiktok.com,m.tiktok.com,vm.tiktok.com,vt.tiktok.com')
+    .transform((list) => list.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(?=.*[a-z])[a-z0-9-]+(\.[a-z0-9-]+)+$/, 'a host name such as www.tiktok.com (no scheme, port or IP address)')).min(1)),
+  SOCIAL_MEDIA_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(512 * 1024 * 1024).default(50 * 1024 * 1024),
+  SOCIAL_RESOLVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(300_000).default(30_000),
+  /** Speech for POST /tts: local espeak-ng voices, or an upstream API speaking the OpenAI speech protocol. */
+  TTS_PROVIDER: z.enum(['espeak', 'http']).default('espeak'),
+  TTS_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  TTS_API_KEY: optionalString,
+  TTS_MODEL: z.string().trim().min(1).default('tts-1'),
+  /** Upstream voice ids offered by GET /tts/voices (comma-separated); each is also a URL path and object-key segment. */
+  TTS_VOICES: z
+    .string()
+    .default('alloy,echo,fable,onyx,nova,shimmer')
+    .transform((list) => [...new Set(list.split(',').map((entry) => entry.trim()).filter(Boolean))])
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a voice id of letters, digits, ".", "_" or "-"')).min(1)),
+  TTS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  ESPEAK_PATH: z.string().trim().min(1).default('espeak-ng'),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(3600),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(30 * 24 * 3600),
   OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
@@ -56,9 +80,38 @@ export const controlPlaneEnvSchema = z.object({
   OIDC_JWKS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
   /** After fetching the provider's keys, how long a token with an unknown kid waits before they are fetched again. */
   OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+
+  /** Lifecycle email: SMTP server as smtp://user:pass@host:587 or smtps://…:465; unset keeps messages in the outbox. */
+  SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  /** Sender of lifecycle email, e.g. "petsing <hello@example.com>"; unset is no-reply@ the SITE_URL host. */
+  EMAIL_FROM: optionalString,
+  /** Pause between rounds of the email dispatcher (control worker). */
+  EMAIL_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+
+  /** Stripe payments: both keys, or neither (then checkout, portal and webhooks answer 503). */
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  /** Where the Stripe SDK sends its requests (tests point it at a local server); unset is api.stripe.com. */
+  STRIPE_API_BASE: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  /** Optional Stripe Price ids of the plans; unset, checkout prices them inline from the pricing table. */
+  STRIPE_PRICE_WEEKLY: optionalString,
+  STRIPE_PRICE_ANNUAL: optionalString,
+  /** How long GET /subscription/status waits for Stripe before answering from the database. */
+  STRIPE_STATUS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(2000),
+  /** Request header carrying the caller's ISO country code, set by the edge (Cloudflare's by default). */
+  COUNTRY_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').default('CF-IPCountry'),
 });
 
 export type ControlPlaneEnv = z.infer<typeof controlPlaneEnvSchema>;
+
+export type StripeConfig = {
+  secretKey: string;
+  webhookSecret: string;
+  apiBase: URL | undefined;
+  statusTimeoutMs: number;
+  /** Configured Stripe Price ids of the plans; a missing one is priced inline from the pricing table. */
+  prices: { weekly: string | undefined; annual: string | undefined };
+};
 
 export interface ControlPlaneConfig {
   env: ControlPlaneEnv;
@@ -68,6 +121,8 @@ export interface ControlPlaneConfig {
   siteUrl: string;
   embedded: { database: boolean; temporal: boolean; objectStore: boolean };
   externalIdentityProvider: { issuer: string; audience: string; jwksUrl: string } | undefined;
+  /** Stripe settings; undefined when the keys are not set (payments answer 503 payments_not_configured). */
+  stripe: StripeConfig | undefined;
 }
 
 export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): ControlPlaneConfig {
@@ -76,6 +131,12 @@ export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): Co
   const oidc = [parsed.OIDC_ISSUER, parsed.OIDC_AUDIENCE, parsed.OIDC_JWKS_URL];
   if (oidc.some(Boolean) && !oidc.every(Boolean)) {
     problems.push('OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL: set all three to use an external identity provider, or none');
+  }
+  if (Boolean(parsed.STRIPE_SECRET_KEY) !== Boolean(parsed.STRIPE_WEBHOOK_SECRET)) {
+    problems.push('STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET: set both to take payments, or neither');
+  }
+  if (parsed.TTS_PROVIDER === 'http' && !parsed.TTS_API_URL) {
+    problems.push('TTS_API_URL: required when TTS_PROVIDER=http (the base address; requests go to {TTS_API_URL}/v1/audio/speech)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -94,6 +155,16 @@ export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): Co
     externalIdentityProvider:
       parsed.OIDC_ISSUER && parsed.OIDC_AUDIENCE && parsed.OIDC_JWKS_URL
         ? { issuer: parsed.OIDC_ISSUER, audience: parsed.OIDC_AUDIENCE, jwksUrl: parsed.OIDC_JWKS_URL }
+        : undefined,
+    stripe:
+      parsed.STRIPE_SECRET_KEY && parsed.STRIPE_WEBHOOK_SECRET
+        ? {
+            secretKey: parsed.STRIPE_SECRET_KEY,
+            webhookSecret: parsed.STRIPE_WEBHOOK_SECRET,
+            apiBase: parsed.STRIPE_API_BASE ? new URL(parsed.STRIPE_API_BASE) : undefined,
+            statusTimeoutMs: parsed.STRIPE_STATUS_TIMEOUT_MS,
+            prices: { weekly: parsed.STRIPE_PRICE_WEEKLY, annual: parsed.STRIPE_PRICE_ANNUAL },
+          }
         : undefined,
   };
 }

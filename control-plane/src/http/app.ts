@@ -2,14 +2,20 @@ import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { requestLogging } from './request-logging.ts';
+import { emailRoutes } from './routes/email.routes.ts';
 import { filesRoutes } from './routes/files.routes.ts';
 import { hostedAudioRoutes } from './routes/hosted-audio.routes.ts';
 import { webAppRoutes } from './routes/web-app.routes.ts';
+import { webVideosRoutes } from './routes/web-videos.routes.ts';
 import { mcpRoutes } from './routes/mcp.routes.ts';
 import { oauthRoutes } from './routes/oauth.routes.ts';
 import { openApiContributors } from './routes/index.ts';
 import { publicApiRoutes } from './routes/public-api.routes.ts';
 import { serviceRoutes } from './routes/service.routes.ts';
+import { speechRoutes } from './routes/speech.routes.ts';
+import { socialRoutes } from './routes/social.routes.ts';
+import { stripeWebhookRoutes } from './routes/stripe-webhook.routes.ts';
+import { subscriptionRoutes } from './routes/subscription.routes.ts';
 
 const JSON_BODY_LIMIT = '100kb';
 
@@ -18,12 +24,19 @@ export function createApp(context: AppContext): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', context.config.env.TRUST_PROXY);
   app.use(requestLogging(context.logger));
+  // Stripe signs the raw bytes: its webhook reads the body itself, before the JSON parser would.
+  app.use(stripeWebhookRoutes(context));
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
 
   app.use(serviceRoutes(context, openApiContributors));
   app.use(filesRoutes(context));
   app.use(hostedAudioRoutes(context));
+  app.use(emailRoutes(context));
   app.use(webAppRoutes(context));
+  app.use(subscriptionRoutes(context));
+  app.use(webVideosRoutes(context));
+  app.use(speechRoutes(context));
+  app.use(socialRoutes(context));
   app.use('/v1', publicApiRoutes(context));
   app.use('/mcp', mcpRoutes(context));
   app.use(oauthRoutes(context));

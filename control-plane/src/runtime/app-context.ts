@@ -30,6 +30,19 @@ import { createIdTokenVerifier, IdentityService } from '../services/identity.ser
 import type { DevIdentityKeys } from '../services/dev-identity.ts';
 import { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
 import { HostedAudioService } from '../services/hosted-audio.service.ts';
+import { PaymentRepository } from '../repositories/payment.repository.ts';
+import { StripeGateway } from '../payments/stripe-gateway.ts';
+import { BillingService } from '../services/billing.service.ts';
+import { EmailOutboxRepository } from '../repositories/email-outbox.repository.ts';
+import { EmailService } from '../services/email.service.ts';
+import { EmailDispatcher } from '../services/email-dispatcher.ts';
+import { createSmtpSender } from '../email/smtp-sender.ts';
+import { LifecycleEmailSchedule } from '../temporal/lifecycle-email-schedule.ts';
+import { createSpeechProvider } from '../media/speech/create-speech-provider.ts';
+import { SpeechService } from '../services/speech.service.ts';
+import { SoundtrackService } from '../services/soundtrack.service.ts';
+import type { VideoPageResolver } from '../media/social/video-page-resolver.ts';
+import { YtDlpResolver } from '../media/social/yt-dlp.resolver.ts';
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -49,18 +62,39 @@ export type ServiceDependencies = {
   objectStore: ObjectStore;
   temporalClient: () => Promise<Client>;
   logger: Logger;
+  /** Derives the per-user unsubscribe tokens of lifecycle email (see EmailService). */
+  signingSecret: string;
   /** Fetches user-supplied URLs; tests pass one whose address policy admits their local fixture server. */
   userUrlFetcher?: UserUrlFetcher;
   /** The development identity provider's keys; absent when an external provider (OIDC_*) is configured. */
   devIdentityKeys?: DevIdentityKeys;
+  /** Finds the media of short-video pages; default yt-dlp. Tests pass one that points at their fixture server. */
+  videoPageResolver?: VideoPageResolver;
 };
 
-export function createServices({ config, database, objectStore, temporalClient, logger, userUrlFetcher, devIdentityKeys }: ServiceDependencies) {
+export function createServices({ config, database, objectStore, temporalClient, logger, signingSecret, userUrlFetcher, devIdentityKeys, videoPageResolver }: ServiceDependencies) {
   const { db } = database;
   const userRepository = new UserRepository(db);
   const users = new UserService(userRepository);
-  const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger);
+  const emailOutbox = new EmailOutboxRepository(db, database.kind === 'postgres');
+  const email = new EmailService(userRepository, emailOutbox, { baseUrl: config.baseUrl, siteUrl: config.siteUrl, signingSecret });
+  const emailDispatcher = new EmailDispatcher(
+    emailOutbox,
+    config.env.SMTP_URL ? createSmtpSender(config.env.SMTP_URL, config.env.EMAIL_FROM ?? `petsing <no-reply@${new URL(config.siteUrl).hostname}>`) : undefined,
+    logger,
+    { intervalMs: config.env.EMAIL_DISPATCH_INTERVAL_MS },
+  );
+  const emailSchedule = new LifecycleEmailSchedule(temporalClient);
+  const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger, (user) => email.welcome(user).then(() => {}));
   const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl);
+  const speech = new SpeechService(createSpeechProvider(config.env, logger), hostedAudio, objectStore, config.baseUrl, logger);
+  const soundtracks = new SoundtrackService(
+    videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),
+    userUrlFetcher ?? createUserUrlFetcher(),
+    hostedAudio,
+    logger,
+    { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
+  );
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
   const credits = new CreditService(new CreditRepository(db));
   const templateRepository = new TemplateRepository(db);
@@ -74,10 +108,18 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls);
   const rateLimiter = new RateLimiter(
     database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
-    ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE),
+    ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
-  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger);
-  return { users, identity, hostedAudio, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency };
+  const billing = new BillingService(
+    new PaymentRepository(db),
+    videoRepository,
+    scheduler,
+    config.stripe ? new StripeGateway(config.stripe, logger) : undefined,
+    { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
+    logger,
+  );
+  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger, (video) => email.videoReady(video));
+  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, emailSchedule };
 }
 

@@ -5,6 +5,7 @@ import { API_VERSIONS } from '../services/api-versions.ts';
 import { createObjectStore } from '@petsing/workflows/storage';
 import type { Client } from '@temporalio/client';
 import type { UserUrlFetcher } from '../media/safe-fetch.ts';
+import type { VideoPageResolver } from '../media/social/video-page-resolver.ts';
 import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/workflows/runtime';
 import { createServices, type AppContext } from './app-context.ts';
 import { loadDevIdentityKeys } from '../services/dev-identity.ts';
@@ -19,7 +20,7 @@ export async function openDatabase(config: ControlPlaneConfig): Promise<Database
 export async function openAppContext(
   config: ControlPlaneConfig,
   logger: Logger,
-  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher } = {},
+  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher; videoPageResolver?: VideoPageResolver } = {},
 ): Promise<AppContext & { close(): Promise<void> }> {
   const database = options.database ?? (await openDatabase(config));
   const closeDatabase = options.database ? async () => {} : () => database.close();
@@ -41,8 +42,10 @@ export async function openAppContext(
         database,
         objectStore,
         logger,
+        signingSecret,
         ...(config.externalIdentityProvider ? {} : { devIdentityKeys: await loadDevIdentityKeys(config.dataDir) }),
         ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
+        ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
         temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
       }),
       close: async () => {

@@ -1,14 +1,19 @@
 import type { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
 
-export type RatePolicy = { name: 'read' | 'write'; limit: number; windowSeconds: number };
+export type RatePolicy = { name: 'read' | 'write' | 'media'; limit: number; windowSeconds: number };
 
-export type RatePolicies = { read: RatePolicy; write: RatePolicy };
+export type RatePolicies = Record<RatePolicy['name'], RatePolicy>;
 
-/** The public API's limits per account as the spec gives them (Limits); configurable per deployment. */
-export function ratePolicies(readPerMinute = 60, writePerMinute = 10): RatePolicies {
+/**
+ * The public API's limits per account as the spec gives them (Limits), and `media`: the web app's
+ * expensive calls (creates, speech, soundtrack extraction), which each start ffmpeg or an upstream request.
+ * Configurable per deployment.
+ */
+export function ratePolicies(readPerMinute = 60, writePerMinute = 10, mediaPerMinute = 20): RatePolicies {
   return {
     read: { name: 'read', limit: readPerMinute, windowSeconds: 60 },
     write: { name: 'write', limit: writePerMinute, windowSeconds: 60 },
+    media: { name: 'media', limit: mediaPerMinute, windowSeconds: 60 },
   };
 }
 

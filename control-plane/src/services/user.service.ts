@@ -19,7 +19,8 @@ export class UserService {
       return await this.users.create({
         email,
         identity_subject: input.identitySubject ?? null,
-        // The raw unsubscribe token goes into emails only; looking it up needs just its digest.
+        // A unique placeholder: before the first email, EmailService replaces it with the digest of the
+        // user's derived unsubscribe token (the token itself is never stored).
         unsubscribe_token_hash: hashSecret(randomToken()),
       });
     } catch (error) {

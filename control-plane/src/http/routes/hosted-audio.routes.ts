@@ -25,7 +25,7 @@ export function registerHostedAudioPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get', path: '/media/audio/{file}', security: [], tags: ['web-app'], operationId: 'getHostedAudio',
     summary: 'Hosted speech or soundtrack (MP3)',
-    description: 'The `url` answered by POST /tts and POST /social/extract-audio. The random id is the only credential; '
+    description: 'The `audio_url` answered by POST /tts and POST /social/extract-audio. The random id is the only credential; '
       + 'pass the URL as `audio_url` to POST /create-with-audio.',
     request: { params },
     responses: { 200: { description: 'The MP3 file.', content: { 'audio/mpeg': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses('not_found') },
