@@ -130,7 +130,8 @@ beforeAll(async () => {
       },
       tlsCa: cert,
     }),
-    env: { SOCIAL_MEDIA_MAX_BYTES: String(1024 * 1024) },
+    // One account makes every request of this file: the media rate limit is tested in speech.test.ts.
+    env: { SOCIAL_MEDIA_MAX_BYTES: String(1024 * 1024), RATE_LIMIT_WEB_MEDIA_PER_MINUTE: '1000' },
   });
   token = await mintDevIdToken(await loadDevIdentityKeys(service.env.DATA_DIR!), { baseUrl: service.baseUrl, email: 'tiktok.fan@example.com' });
 });
@@ -311,7 +312,7 @@ describe('POST /social/extract-audio', () => {
     const operation = document.paths['/social/extract-audio'].post;
     expect(operation.operationId).toBe('extractSocialAudio');
     expect(operation.security).toEqual([{ IdToken: [] }]);
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '503']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '429', '503']);
     expect(document.components.schemas.ExtractedAudio.required.sort()).toEqual(['audio_url', 'duration_seconds', 'source_url', 'title']);
   });
 });
