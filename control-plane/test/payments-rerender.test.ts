@@ -2,6 +2,7 @@ import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIdentityKeys, mintDevIdToken } from '../src/services/dev-identity.ts';
 import { freeCreditMonth } from '../src/services/user.service.ts';
+import { encodeWav } from '../src/templates/melody-synth.ts';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '../../test/support/fake-stripe.ts';
 import { json } from '../../test/support/http.ts';
 import { waitFor } from '../../test/support/processes.ts';
@@ -11,22 +12,8 @@ const WEBHOOK_SECRET = 'whsec_test_petsing_rerender';
 
 /** A mono 16-bit PCM WAV of a sine tone. */
 function toneWav(seconds: number, sampleRate = 16_000): Buffer {
-  const samples = Math.round(seconds * sampleRate);
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(sampleRate, 24);
-  wav.writeUInt32LE(sampleRate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / sampleRate) * 12_000), 44 + i * 2);
-  return wav;
+  const pcm = Float32Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) => Math.sin((2 * Math.PI * 440 * i) / sampleRate) * 0.37);
+  return encodeWav(pcm, sampleRate);
 }
 
 describe('watermark removal end to end (real workers render the paid re-render)', () => {
