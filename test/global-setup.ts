@@ -39,6 +39,9 @@ export default async function setup(project: TestProject) {
         'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${scratch}`,
         `-master.port=${base}`, `-volume.port=${base + 1}`, '-filer', `-filer.port=${base + 2}`,
         '-s3', `-s3.port=${s3Port}`, '-s3.port.iceberg=0', '-s3.port.lance=0', '-master.volumeSizeLimitMB=64',
+        // Every bucket is a collection with volumes of its own; the default cap of 8 volumes runs out after a few
+        // buckets and writes then fail with InternalError.
+        '-volume.max=200',
       ],
       'seaweedfs',
     ),

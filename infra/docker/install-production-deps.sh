@@ -10,7 +10,7 @@
 #
 # .npmrc keeps onnxruntime-node from downloading its CUDA binaries here; ONNXRUNTIME_NODE_INSTALL=skip
 # says the same through the environment, which the install script reads first. The render-node image
-# adds the CUDA binaries afterwards with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node`.
+# adds the CUDA provider libraries afterwards, from the onnxruntime-gpu wheel of the same version.
 set -eu
 
 ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund

@@ -8,14 +8,26 @@
 # Run on a host with the NVIDIA driver and the NVIDIA Container Toolkit:
 #   docker run --gpus 1 -e TEMPORAL_ADDRESS=... -e S3_BUCKET=... petsing-render-node
 ARG NODE_IMAGE=node:20-bookworm-slim
-# CUDA 12 runtime + cuDNN 9 (the "cudnn" runtime tags from 12.4 on carry cuDNN 9), as the
-# onnxruntime-node 1.30 CUDA 12 provider needs (CUDA minor-version compatibility covers any 12.x).
-ARG CUDA_IMAGE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+# CUDA 13 runtime + cuDNN 9: onnxruntime 1.30's CUDA provider (the onnxruntime-gpu 1.30.0 wheel) is a CUDA 13
+# build (it links libcudart.so.13, libcublas(Lt).so.13, libcurand.so.10, libcufft.so.12).
+ARG CUDA_IMAGE=nvidia/cuda:13.0.1-cudnn-runtime-ubuntu24.04
+ARG ONNXRUNTIME_VERSION=1.30.0
 
 FROM ${NODE_IMAGE} AS node
 
+# --- the CUDA provider libraries of onnxruntime, from the official onnxruntime-gpu wheel (PyPI) --------
+# The same version as onnxruntime-node: provider libraries only load into the core they were built with.
+FROM python:3.12-slim AS onnxruntime-cuda
+ARG ONNXRUNTIME_VERSION
+RUN pip download --no-deps --only-binary=:all: --dest /wheel "onnxruntime-gpu==${ONNXRUNTIME_VERSION}" \
+ && python -m zipfile -e /wheel/onnxruntime_gpu-*.whl /wheel/unpacked \
+ && mkdir /providers \
+ && cp /wheel/unpacked/onnxruntime/capi/libonnxruntime_providers_cuda.so \
+       /wheel/unpacked/onnxruntime/capi/libonnxruntime_providers_shared.so /providers/
+
 # --- build: production node_modules with onnxruntime's CUDA provider libraries ---------------------
 FROM ${NODE_IMAGE} AS build
+ARG ONNXRUNTIME_VERSION
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY workflows/package.json workflows/
@@ -25,11 +37,10 @@ COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
 COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
-# The environment variable wins over .npmrc's skip: this downloads libonnxruntime_providers_cuda.so,
-# _shared.so and _tensorrt.so (Microsoft.ML.OnnxRuntime.Gpu.Linux, from nuget.org) into
-# node_modules/onnxruntime-node/bin/napi-v6/linux/x64/. No GPU is needed to download them.
-RUN ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node \
- && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
+# onnxruntime loads its provider libraries from the folder of libonnxruntime.so.1 (verified on an H200:
+# render-node/README.md, "CUDA"). No GPU is needed to build the image.
+COPY --from=onnxruntime-cuda /providers/ node_modules/onnxruntime-node/bin/napi-v6/linux/x64/
+RUN node -e "const v=require('onnxruntime-node/package.json').version; if (v !== process.argv[1]) throw new Error('onnxruntime-node ' + v + ' does not match the CUDA provider ' + process.argv[1])" "${ONNXRUNTIME_VERSION}"
 
 COPY tsconfig.json ./
 COPY workflows workflows
@@ -38,8 +49,7 @@ COPY render-node render-node
 
 # --- runtime ---------------------------------------------------------------------------------------
 FROM ${CUDA_IMAGE}
-# ffmpeg (libx264 + aac) encodes; heif-convert decodes HEIC photos (libheif1 on jammy depends on
-# libde265). espeak-ng is not needed here: speech is prepared by the control worker.
+# ffmpeg (libx264 + aac) encodes; heif-convert decodes HEIC photos (libheif1 depends on libde265). espeak-ng is not needed here: speech is prepared by the control worker.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ffmpeg libheif-examples tini ca-certificates \

@@ -60,7 +60,7 @@ async function createSession(
         throw new RenderError(
           'provider_unavailable',
           `CUDA execution provider could not be loaded: ${reason}`,
-          'Install the CUDA 12 build of onnxruntime-node and cuDNN 9 (render-node/README.md, "CUDA"), or set RENDER_CUDA_FALLBACK=cpu.',
+          'Put the CUDA provider of onnxruntime 1.30 (onnxruntime-gpu wheel, CUDA 13 + cuDNN 9) next to libonnxruntime.so.1 (render-node/README.md, "CUDA"), or set RENDER_CUDA_FALLBACK=cpu.',
           { cause: error },
         );
       }
