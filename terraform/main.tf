@@ -35,9 +35,14 @@ locals {
 
   temporal_secret = [{ name = "TEMPORAL_API_KEY", valueFrom = aws_ssm_parameter.secret["TEMPORAL_API_KEY"].arn }]
 
+  # STRIPE_*: payments (both or neither); SIGNING_SECRET: one value for every API replica and control worker
+  # (it derives the unsubscribe links of lifecycle email); SMTP_URL: optional, see var.smtp_enabled.
   control_plane_secrets = concat(local.temporal_secret, [
     { name = "DATABASE_URL", valueFrom = aws_ssm_parameter.database_url.arn },
-  ])
+    { name = "SIGNING_SECRET", valueFrom = aws_ssm_parameter.signing_secret.arn },
+    { name = "STRIPE_SECRET_KEY", valueFrom = aws_ssm_parameter.secret["STRIPE_SECRET_KEY"].arn },
+    { name = "STRIPE_WEBHOOK_SECRET", valueFrom = aws_ssm_parameter.secret["STRIPE_WEBHOOK_SECRET"].arn },
+  ], var.smtp_enabled ? [{ name = "SMTP_URL", valueFrom = aws_ssm_parameter.secret["SMTP_URL"].arn }] : [])
 
   log_groups = ["api", "control-worker", "migrate", "render-node"]
 }
@@ -189,15 +194,26 @@ resource "aws_ssm_parameter" "database_url" {
 
 # Created with a placeholder; set the real values out of band so they never enter Terraform state:
 #   aws ssm put-parameter --overwrite --type SecureString --name /petsing/TEMPORAL_API_KEY --value ...
-# The STRIPE_* parameters are reserved for payments; the code does not read them yet.
+# Until the STRIPE_* values are real, checkout answers 503 (Stripe refuses the placeholder key).
 resource "aws_ssm_parameter" "secret" {
-  for_each = toset(["TEMPORAL_API_KEY", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET"])
+  for_each = toset(["TEMPORAL_API_KEY", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "SMTP_URL"])
   name     = "/${var.name}/${each.key}"
   type     = "SecureString"
   value    = "set-me"
   lifecycle {
     ignore_changes = [value]
   }
+}
+
+resource "random_password" "signing_secret" {
+  length  = 48
+  special = false
+}
+
+resource "aws_ssm_parameter" "signing_secret" {
+  name  = "/${var.name}/SIGNING_SECRET"
+  type  = "SecureString"
+  value = random_password.signing_secret.result
 }
 
 # --- IAM -------------------------------------------------------------------------------------------
@@ -230,7 +246,7 @@ resource "aws_iam_role_policy" "execution_secrets" {
     Statement = [{
       Effect   = "Allow"
       Action   = ["ssm:GetParameters"]
-      Resource = concat([aws_ssm_parameter.database_url.arn], [for p in aws_ssm_parameter.secret : p.arn])
+      Resource = concat([aws_ssm_parameter.database_url.arn, aws_ssm_parameter.signing_secret.arn], [for p in aws_ssm_parameter.secret : p.arn])
     }]
   })
 }

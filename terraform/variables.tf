@@ -85,6 +85,12 @@ variable "oidc_jwks_url" {
   default = ""
 }
 
+variable "smtp_enabled" {
+  description = "Pass the SMTP_URL parameter (set it out of band first) to the control plane; without it lifecycle email stays in the outbox."
+  type        = bool
+  default     = false
+}
+
 # --- Database ---
 
 variable "db_instance_class" {

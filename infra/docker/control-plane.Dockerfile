@@ -35,11 +35,15 @@ RUN npm run bundle:workflows && test -s workflows/dist/workflow-bundle.js
 FROM ${NODE_IMAGE}
 # ffmpeg: audio preparation and template previews; espeak-ng: local speech; libheif-examples:
 # heif-convert for HEIC photos (libheif1 on bookworm depends on libde265); tini: PID 1 that forwards
-# signals and reaps ffmpeg/espeak-ng children.
+# signals and reaps ffmpeg/espeak-ng children. yt-dlp (POST /social/extract-audio) comes from PyPI, not
+# Debian: platforms change often and Debian's copy lags behind; rebuild the image to update it.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ffmpeg espeak-ng libheif-examples tini ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+      ffmpeg espeak-ng libheif-examples tini ca-certificates python3 python3-venv \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/yt-dlp \
+ && /opt/yt-dlp/bin/pip install --no-cache-dir --disable-pip-version-check yt-dlp \
+ && /opt/yt-dlp/bin/yt-dlp --version
 
 # Amazon RDS CA bundle (public certificates only). terraform/ sets DATABASE_URL with
 # sslmode=verify-full&sslrootcert=<this file>: Node's built-in CA list does not include the RDS CAs.
@@ -50,6 +54,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/data \
+    YTDLP_PATH=/opt/yt-dlp/bin/yt-dlp \
     WORKFLOW_BUNDLE_PATH=/app/workflows/dist/workflow-bundle.js
 
 WORKDIR /app
