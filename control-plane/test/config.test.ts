@@ -30,6 +30,8 @@ describe('configuration', () => {
     [{ SIGNING_SECRET: 'short' }, 'SIGNING_SECRET'],
     [{ OIDC_ISSUER: 'https://issuer.example' }, 'OIDC_AUDIENCE'],
     [{ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'id' }, 'S3_SECRET_ACCESS_KEY'],
+    [{ CORS_ALLOWED_ORIGINS: 'not a url' }, 'CORS_ALLOWED_ORIGINS'],
+    [{ CORS_ALLOWED_ORIGINS: '*,https://a.example' }, 'CORS_ALLOWED_ORIGINS'],
   ])('names the variable that is wrong (%o)', (env, variable) => {
     expect(() => loadControlPlaneConfig(env)).toThrow(ConfigError);
     expect(() => loadControlPlaneConfig(env)).toThrow(new RegExp(variable));

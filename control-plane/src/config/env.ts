@@ -45,6 +45,12 @@ export const controlPlaneEnvSchema = z.object({
     .default('')
     .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
     .pipe(z.array(z.url({ protocol: /^https?$/ }).transform((url) => new URL(url).origin))),
+  /** Browser origins allowed cross-origin (comma-separated), or * for any (bearer tokens only, no cookies). */
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .default('*')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .pipe(z.union([z.tuple([z.literal('*')]), z.array(z.url({ protocol: /^https?$/ }).transform((url) => new URL(url).origin))])),
   /** Development only: accept http:// image URLs (https is required otherwise). */
   ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
@@ -123,6 +129,10 @@ export interface ControlPlaneConfig {
   externalIdentityProvider: { issuer: string; audience: string; jwksUrl: string } | undefined;
   /** Stripe settings; undefined when the keys are not set (payments answer 503 payments_not_configured). */
   stripe: StripeConfig | undefined;
+  /** Origins browsers may call from: every one, or BASE_URL's, SITE_URL's and CORS_ALLOWED_ORIGINS. */
+  corsOrigins: 'any' | ReadonlySet<string>;
+  /** Origins that may call /mcp (DNS-rebinding protection): BASE_URL's, SITE_URL's and MCP_ALLOWED_ORIGINS. */
+  mcpOrigins: ReadonlySet<string>;
 }
 
 export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): ControlPlaneConfig {
@@ -141,12 +151,14 @@ export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): Co
   if (problems.length > 0) throw new ConfigError(problems);
 
   const baseUrl = resolveBaseUrl(parsed);
+  const siteUrl = (parsed.SITE_URL ?? baseUrl).replace(/\/+$/, '');
+  const ownOrigins = [new URL(baseUrl).origin, new URL(siteUrl).origin];
   return {
     env: parsed,
     dataDir: resolveDataDir(parsed),
     baseUrl,
     wsUrl: parsed.WS_URL ?? `${baseUrl.replace(/^http/, 'ws')}/ws`,
-    siteUrl: (parsed.SITE_URL ?? baseUrl).replace(/\/+$/, ''),
+    siteUrl,
     embedded: {
       database: !parsed.DATABASE_URL,
       temporal: !parsed.TEMPORAL_ADDRESS,
@@ -166,5 +178,7 @@ export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): Co
             prices: { weekly: parsed.STRIPE_PRICE_WEEKLY, annual: parsed.STRIPE_PRICE_ANNUAL },
           }
         : undefined,
+    corsOrigins: parsed.CORS_ALLOWED_ORIGINS[0] === '*' ? 'any' : new Set([...ownOrigins, ...parsed.CORS_ALLOWED_ORIGINS]),
+    mcpOrigins: new Set([...ownOrigins, ...parsed.MCP_ALLOWED_ORIGINS]),
   };
 }

@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
+import { crossOrigin } from './middleware/cross-origin.ts';
 import { requestLogging } from './request-logging.ts';
 import { emailRoutes } from './routes/email.routes.ts';
 import { filesRoutes } from './routes/files.routes.ts';
@@ -8,7 +9,7 @@ import { hostedAudioRoutes } from './routes/hosted-audio.routes.ts';
 import { webAppRoutes } from './routes/web-app.routes.ts';
 import { webVideosRoutes } from './routes/web-videos.routes.ts';
 import { mcpRoutes } from './routes/mcp.routes.ts';
-import { oauthRoutes } from './routes/oauth.routes.ts';
+import { OAUTH_CLIENT_PATHS, oauthRoutes } from './routes/oauth.routes.ts';
 import { openApiContributors } from './routes/index.ts';
 import { publicApiRoutes } from './routes/public-api.routes.ts';
 import { serviceRoutes } from './routes/service.routes.ts';
@@ -24,6 +25,12 @@ export function createApp(context: AppContext): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', context.config.env.TRUST_PROXY);
   app.use(requestLogging(context.logger));
+  // OAuth clients on any origin use discovery, registration and tokens; /mcp has its own list (mcp.routes.ts);
+  // everything else follows CORS_ALLOWED_ORIGINS.
+  app.use(OAUTH_CLIENT_PATHS, crossOrigin('any'));
+  const configured = crossOrigin(context.config.corsOrigins);
+  const ownPolicy = (path: string) => ['/mcp', ...OAUTH_CLIENT_PATHS].some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  app.use((req, res, next) => (ownPolicy(req.path) ? next() : configured(req, res, next)));
   // Stripe signs the raw bytes: its webhook reads the body itself, before the JSON parser would.
   app.use(stripeWebhookRoutes(context));
   app.use(express.json({ limit: JSON_BODY_LIMIT }));

@@ -20,6 +20,7 @@ export function renderDocsPage(config: ControlPlaneConfig): string {
 <ul>
 <li>OpenAPI 3.1 document: <a href="${base}/openapi.json">${base}/openapi.json</a></li>
 <li>Public API base: <code>${base}/v1</code> (API key or OAuth 2.1 access token)</li>
+<li>Web-app endpoints (<code>/user/me</code>, <code>/create-with-template</code>, <code>/tts</code>, <code>/subscription/…</code> and more): an identity-provider ID token; see the <code>web-app</code> tag of the OpenAPI document</li>
 <li>Websocket for status events: <code>${escapeHtml(config.wsUrl)}</code></li>
 <li>Error codes: <a href="${base}/docs/errors">${base}/docs/errors</a></li>
 </ul>
@@ -28,7 +29,9 @@ export function renderDocsPage(config: ControlPlaneConfig): string {
 Breaking changes ship as a new major version; the old version keeps answering for at least 180 days after its deprecation is announced with
 <code>Deprecation</code>, <code>Sunset</code> and <code>Link rel="deprecation"</code> headers. <a href="${base}/versions">${base}/versions</a> lists every version.</p>
 <h2 id="migrating-from-v1">Migrating from v1</h2><p>v1 is the current version; there is nothing to migrate yet.</p>
-<h2 id="rate-limits">Rate limits</h2><p>60 reads and 10 writes per 60 seconds per account on /v1, announced in <code>RateLimit</code> and <code>RateLimit-Policy</code> headers; a 429 carries <code>Retry-After</code>.</p>`,
+<h2 id="rate-limits">Rate limits</h2><p>${config.env.RATE_LIMIT_READS_PER_MINUTE} reads and ${config.env.RATE_LIMIT_WRITES_PER_MINUTE} writes per 60 seconds per account on /v1,
+and ${config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE} per 60 seconds per account for the web app's creates, speech and soundtrack extraction, announced in
+<code>RateLimit</code> and <code>RateLimit-Policy</code> headers; a 429 carries <code>Retry-After</code>.</p>`,
   );
 }
 

@@ -5,6 +5,7 @@ import { AppError } from '../../errors/app-error.ts';
 import { getServer } from '../../mcp/mcp-server.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential } from '../middleware/api-auth.ts';
+import { crossOrigin } from '../middleware/cross-origin.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
 import { JsonRpcRequest, JsonRpcResponse } from '../schemas/mcp.schemas.ts';
@@ -14,11 +15,11 @@ import { JsonRpcRequest, JsonRpcResponse } from '../schemas/mcp.schemas.ts';
  * per request), so any API replica can answer any request.
  */
 export function mcpRoutes(context: AppContext): Router {
-  const { baseUrl, siteUrl, env } = context.config;
+  const { baseUrl, mcpOrigins } = context.config;
   const { credentials, rateLimiter } = context.services;
   const router = Router();
 
-  router.use(allowOrigins(new Set([new URL(baseUrl).origin, new URL(siteUrl).origin, ...env.MCP_ALLOWED_ORIGINS])));
+  router.use(crossOrigin(mcpOrigins), allowOrigins(mcpOrigins));
 
   // Stateless mode has no stream to open with GET and no session to end with DELETE (MCP transport spec).
   const methodNotAllowed: RequestHandler = (_req, res) => {
@@ -56,7 +57,7 @@ export function mcpRoutes(context: AppContext): Router {
  * DNS-rebinding protection: a browser always sends Origin, so a page on another site (or a rebound host
  * name) is refused; non-browser clients send none and are let through to the credential check.
  */
-function allowOrigins(allowed: Set<string>): RequestHandler {
+function allowOrigins(allowed: ReadonlySet<string>): RequestHandler {
   return (req, _res, next) => {
     const origin = req.get('origin');
     if (origin !== undefined && !allowed.has(origin)) {

@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
 import {
   AuthorizationPageError,
@@ -29,14 +29,15 @@ const NONCE_LIFETIME_MS = 3600_000;
 /** RFC 9728 path-suffixed variants, which MCP clients look up for the resource they were given. */
 const PROTECTED_RESOURCE_PATHS = ['', '/v1', '/mcp'];
 
+/** Discovery, registration and token endpoints: OAuth clients on any origin call them from browsers. */
+export const OAUTH_CLIENT_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/oauth/register', '/oauth/token'];
+
 /** The OAuth 2.1 authorization server: metadata, registration, token endpoint and (embedded) the consent page. */
 export function oauthRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
   const oauth = context.services.oauth;
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: FORM_BODY_LIMIT, parameterLimit: 50 });
-
-  router.use(['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/oauth/register', '/oauth/token'], allowAnyOrigin());
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(oauth.authorizationServerMetadata());
@@ -108,22 +109,6 @@ function readCookie(req: Request, name: string): string | undefined {
     if (key === name) return value.join('=');
   }
   return undefined;
-}
-
-/**
- * Browser-based clients (MCP inspectors, single-page apps) call these cross-origin. None of them reads
- * cookies, so any origin may.
- */
-function allowAnyOrigin(): RequestHandler {
-  return (req, res, next) => {
-    res.set('Access-Control-Allow-Origin', '*');
-    if (req.method !== 'OPTIONS') {
-      next();
-      return;
-    }
-    res.set({ 'Access-Control-Allow-Methods': 'GET, POST', 'Access-Control-Allow-Headers': 'Content-Type, Authorization', 'Access-Control-Max-Age': '86400' });
-    res.status(204).end();
-  };
 }
 
 /** OAuth errors have their own wire formats: JSON per RFC 6749/7591, a redirect, or a page for a person. */
