@@ -9,10 +9,10 @@ import { StripeGateway } from '../src/payments/stripe-gateway.ts';
 import { PaymentRepository } from '../src/repositories/payment.repository.ts';
 import { VideoRepository } from '../src/repositories/video.repository.ts';
 import { BillingService } from '../src/services/billing.service.ts';
-import { loadDevIdentityKeys, mintDevIdToken, type DevIdentityKeys } from '../src/services/dev-identity.ts';
 import type { RenderScheduler } from '../src/temporal/render-scheduler.ts';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '../../test/support/fake-stripe.ts';
 import { json, type Json } from '../../test/support/http.ts';
+import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 const SECRET_KEY = 'sk_test_petsing_payments';
@@ -21,16 +21,11 @@ const WEBHOOK_SECRET = 'whsec_test_petsing_payments';
 describe('payments with Stripe (the real SDK against a local Stripe, real Postgres and Temporal)', () => {
   let stripe: FakeStripe;
   let service: TestService;
-  let keys: DevIdentityKeys;
   let temporal: { client: Client; close(): Promise<void> };
 
   const db = () => service.database.db;
   const url = (path: string) => `${service.baseUrl}${path}`;
-  const signIn = async (email: string) => {
-    const token = await mintDevIdToken(keys, { baseUrl: service.baseUrl, email });
-    const me = await json(fetch(url('/user/me'), { headers: { Authorization: `Bearer ${token}` } }));
-    return { token, id: me.id as string };
-  };
+  const signIn = (email: string) => signInWebUser(service, email);
   const call = (method: 'GET' | 'POST', path: string, token?: string, body?: unknown, headers: Record<string, string> = {}) =>
     fetch(url(path), {
       method,
@@ -71,7 +66,6 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
       temporal: true,
       env: { STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.apiBase, STRIPE_STATUS_TIMEOUT_MS: '500', SITE_URL: 'https://petsing.example' },
     });
-    keys = await loadDevIdentityKeys(service.env.DATA_DIR!);
     temporal = await connectTemporalClient({ ...service.context.config.env });
   });
   afterAll(async () => {
@@ -596,8 +590,7 @@ describe('payments without Stripe configured (the embedded default)', () => {
 
   beforeAll(async () => {
     service = await startTestService({ env: { COUNTRY_HEADER: 'X-Edge-Country' } });
-    const keys = await loadDevIdentityKeys(service.env.DATA_DIR!);
-    token = await mintDevIdToken(keys, { baseUrl: service.baseUrl, email: 'unconfigured@example.com' });
+    ({ token } = await signInWebUser(service, 'unconfigured@example.com'));
   });
   afterAll(async () => {
     await service?.stop();

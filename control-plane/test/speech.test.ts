@@ -13,8 +13,8 @@ import { AppError } from '../src/errors/app-error.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { probeMedia } from '../src/media/ffmpeg.ts';
 import { HttpSpeechProvider } from '../src/media/speech/http-speech.provider.ts';
-import { loadDevIdentityKeys, mintDevIdToken } from '../src/services/dev-identity.ts';
 import { json, type Json } from '../../test/support/http.ts';
+import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 const run = promisify(execFile);
@@ -48,12 +48,6 @@ async function fetchMp3(url: string): Promise<Buffer> {
   return bytes;
 }
 
-async function signIn(service: TestService, email: string) {
-  const token = await mintDevIdToken(await loadDevIdentityKeys(service.env.DATA_DIR!), { baseUrl: service.baseUrl, email });
-  const me = await json(fetch(`${service.baseUrl}/user/me`, { headers: { Authorization: `Bearer ${token}` } }));
-  return { token, userId: me.id as string };
-}
-
 function tts(service: TestService, token: string | undefined, body: unknown) {
   return fetch(`${service.baseUrl}/tts`, {
     method: 'POST',
@@ -73,7 +67,7 @@ describe('speech with the local espeak-ng provider', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    ({ token, userId } = await signIn(service, 'speaker@example.com'));
+    ({ token, id: userId } = await signInWebUser(service, 'speaker@example.com'));
   });
   afterAll(() => service.stop());
 
@@ -293,7 +287,7 @@ describe('speech through an upstream HTTP provider (OpenAI speech protocol)', ()
       env: { TTS_PROVIDER: 'http', TTS_API_URL: `${upstream.url}/`, TTS_API_KEY: API_KEY, TTS_MODEL: 'tts-test-model', TTS_VOICES: 'alloy, nova', TTS_TIMEOUT_MS: String(TIMEOUT_MS) },
       overrides: { logger: createLogger('trace', 'petsing', sink) },
     });
-    ({ token, userId } = await signIn(service, 'upstream@example.com'));
+    ({ token, id: userId } = await signInWebUser(service, 'upstream@example.com'));
   });
   beforeEach(() => {
     upstream.state.mode = 'ok';
@@ -482,8 +476,8 @@ describe('rate limit of the web app expensive calls', () => {
 
   it('answers 429 with Retry-After once an account passes RATE_LIMIT_WEB_MEDIA_PER_MINUTE, per account', async () => {
     service = await startTestService({ env: { RATE_LIMIT_WEB_MEDIA_PER_MINUTE: '2' } });
-    const first = await signIn(service, 'limited@example.com');
-    const second = await signIn(service, 'unlimited@example.com');
+    const first = await signInWebUser(service, 'limited@example.com');
+    const second = await signInWebUser(service, 'unlimited@example.com');
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await tts(service, first.token, { text: 'x'.repeat(501), voice_id: 'en-us-male' })).status);
     expect(statuses).toEqual([400, 400, 429]);

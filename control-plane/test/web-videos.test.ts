@@ -7,24 +7,19 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sniffContentType } from '../src/media/content-sniffer.ts';
 import { probeMedia, runMediaTool } from '../src/media/ffmpeg.ts';
-import { loadDevIdentityKeys, mintDevIdToken, type DevIdentityKeys } from '../src/services/dev-identity.ts';
 import { json, type Json } from '../../test/support/http.ts';
 import { waitFor } from '../../test/support/processes.ts';
+import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 type Part = string | { body: Buffer; name: string; type?: string };
 
 describe('web video creation and deletion', () => {
   let service: TestService;
-  let keys: DevIdentityKeys;
   let fixtures: string;
   const media: Record<string, Buffer> = {};
 
-  const signIn = async (email: string) => {
-    const token = await mintDevIdToken(keys, { baseUrl: service.baseUrl, email });
-    const me = await json(fetch(`${service.baseUrl}/user/me`, { headers: { Authorization: `Bearer ${token}` } }));
-    return { token, id: me.id as string };
-  };
+  const signIn = (email: string) => signInWebUser(service, email);
   const subscribe = async (userId: string) => {
     await service.database.db.updateTable('users').set({ subscription_status: 'active' }).where('id', '=', userId).execute();
   };
@@ -89,7 +84,6 @@ describe('web video creation and deletion', () => {
   beforeAll(async () => {
     service = await startTestService({ temporal: true });
     await service.context.services.templates.seed(service.context.logger);
-    keys = await loadDevIdentityKeys(service.env.DATA_DIR!);
     fixtures = await mkdtemp(join(tmpdir(), 'petsing-web-videos-'));
     media.png = await renderSamplePet(256);
     media.jpg = await sharp(media.png).jpeg().toBuffer();
