@@ -6,6 +6,7 @@ import type { Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { VIDEO_STATUS_CHANNEL, type VideoStatusEvent } from '../repositories/video.repository.ts';
 import type { AppContext } from '../runtime/app-context.ts';
+import { apiRepresentations, type ApiRepresentations } from './api-representations.ts';
 
 export const WEBSOCKET_PATH = '/ws';
 const AUTH_TIMEOUT_MS = 10_000;
@@ -111,6 +112,7 @@ export async function attachStatusWebsocket(
     }
   }, PING_INTERVAL_MS);
 
+  const represent = apiRepresentations(context);
   const deliver = async (payload: string) => {
     const event = parseEvent(payload, logger);
     if (!event) return;
@@ -120,7 +122,7 @@ export async function attachStatusWebsocket(
     if (listeners.length === 0) return;
     const video = await context.services.videos.get(event.userId, event.videoId);
     if (!video) return;
-    const message = await statusMessage(context, video);
+    const message = await statusMessage(represent, video);
     for (const connection of listeners) send(connection, message);
   };
   const unlisten = await context.database.listen(VIDEO_STATUS_CHANNEL, (payload) => {
@@ -139,18 +141,10 @@ export async function attachStatusWebsocket(
 }
 
 /** The `video.status` event, with the same links and fields as a video fetched over HTTP. */
-async function statusMessage(context: AppContext, video: Video) {
-  const { videoUrl, thumbnailUrl } = await context.services.videos.links(video);
-  return {
-    type: 'video.status',
-    id: video.id,
-    status: video.status,
-    progress: video.progress,
-    video_url: videoUrl,
-    thumbnail_url: thumbnailUrl,
-    has_watermark: video.has_watermark,
-    error: video.status === 'failed' ? { code: video.failure_code, message: video.failure_reason } : null,
-  };
+/** The event carries the same fields, built the same way, as the ApiVideo record. */
+async function statusMessage(represent: ApiRepresentations, video: Video) {
+  const { id, status, progress, video_url, thumbnail_url, has_watermark, error } = await represent.video(video);
+  return { type: 'video.status', id, status, progress, video_url, thumbnail_url, has_watermark, error };
 }
 
 function safeJson(text: string): unknown {

@@ -1,27 +1,19 @@
 import type { User, Video } from '../db/schema.ts';
 import type { AppContext } from '../runtime/app-context.ts';
+import { apiRepresentations } from './api-representations.ts';
 import { freeCreditsNow, isSubscribed, nextFreeCreditReset } from '../services/user.service.ts';
 
 /** The web-app records (WebAccount, WebVideo, WebVideoPage), built from the services in one place. */
 export function webRepresentations(context: AppContext) {
   const { videos, credits } = context.services;
+  const apiVideo = apiRepresentations(context).video;
 
-  const video = async (record: Video) => {
-    const { videoUrl, thumbnailUrl } = await videos.links(record);
-    return {
-      id: record.id,
-      status: record.status,
-      progress: record.progress,
-      template_id: record.template_id === null ? null : String(record.template_id),
-      has_watermark: record.has_watermark,
-      video_url: videoUrl,
-      thumbnail_url: thumbnailUrl,
-      origin: record.origin,
-      error: record.status === 'failed' ? { code: record.failure_code ?? 'render_failed', message: record.failure_reason ?? 'The render failed.' } : null,
-      created_at: record.created_at.toISOString(),
-      completed_at: record.completed_at?.toISOString() ?? null,
-    };
-  };
+  /** The ApiVideo record plus what the web app shows besides: where the video was made and when it finished. */
+  const video = async (record: Video) => ({
+    ...(await apiVideo(record)),
+    origin: record.origin,
+    completed_at: record.completed_at?.toISOString() ?? null,
+  });
 
   return {
     video,
