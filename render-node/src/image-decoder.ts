@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { RenderError } from './errors.ts';
 import { runProcess } from './process-runner.ts';
+import { withScratchDirectory } from './scratch-directory.ts';
 
 /** Packed 8-bit RGB, row-major. */
 export interface RgbImage {
@@ -56,8 +56,7 @@ async function toWorkingRgb(input: string | Buffer, autoOrient: boolean): Promis
  * which uses libde265). libheif applies the HEIF rotation boxes itself.
  */
 async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
-  const dir = await mkdtemp(join(tmpdir(), 'petsing-heic-'));
-  try {
+  return withScratchDirectory('petsing-heic', async (dir) => {
     const target = join(dir, 'decoded.png');
     const result = await runProcess('heif-convert', [path, target]).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
@@ -71,9 +70,7 @@ async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
     const written = (await readdir(dir)).filter((name) => name.endsWith('.png')).sort();
     if (result.code !== 0 || written.length === 0) throw undecodable(`heif-convert failed: ${result.stderr.trim().split('\n').pop() ?? ''}`);
     return await toWorkingRgb(join(dir, written[0]!), false);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 export async function decodeImage(path: string): Promise<DecodedImage> {

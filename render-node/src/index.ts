@@ -11,3 +11,4 @@ export { loadOnnxMouthDetector } from './onnx-detector.ts';
 export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';
 export { createRenderActivities } from './worker/render-activities.ts';
 export { runProcess, type ProcessResult } from './process-runner.ts';
+export { withScratchDirectory } from './scratch-directory.ts';

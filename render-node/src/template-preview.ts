@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';
 import { renderSamplePet } from './sample-pet.ts';
+import { withScratchDirectory } from './scratch-directory.ts';
 
 /**
  * A template's preview clip (preview_video_url) and still (preview_image_url): the template's song
@@ -20,12 +20,9 @@ export async function renderTemplatePreview(options: {
   logger?: Logger;
   signal?: AbortSignal;
 }): Promise<RenderResult> {
-  const dir = await mkdtemp(join(tmpdir(), 'petsing-preview-'));
-  try {
+  return withScratchDirectory('petsing-preview', async (dir) => {
     const imagePath = join(dir, 'sample-pet.png');
     await writeFile(imagePath, await renderSamplePet(1024));
     return await renderVideo({ ...options, imagePath, watermark: false });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }

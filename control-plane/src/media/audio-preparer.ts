@@ -1,8 +1,8 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { withScratchDirectory } from '@petsing/render-node';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
 
@@ -46,8 +46,7 @@ export class AudioPreparer {
   }
 
   private async prepareNow(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
-    const directory = await mkdtemp(join(tmpdir(), 'petsing-audio-'));
-    try {
+    return withScratchDirectory('petsing-audio', async (directory) => {
       const source = join(directory, 'source');
       const prepared = join(directory, 'prepared.wav');
       const object = await this.objects.get(sourceKey);
@@ -74,8 +73,6 @@ export class AudioPreparer {
       }
       await this.objects.put(targetKey, createReadStream(prepared), { contentType: 'audio/wav' });
       return { durationSeconds };
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    });
   }
 }

@@ -1,6 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withScratchDirectory } from '@petsing/render-node';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
@@ -55,8 +55,7 @@ export class SoundtrackService {
     if (video.durationSeconds !== undefined && video.durationSeconds < MIN_AUDIO_SECONDS) throw tooShort(video.durationSeconds);
     const media = await this.download(sourceUrl, video, signal);
 
-    const directory = await mkdtemp(join(tmpdir(), 'petsing-soundtrack-'));
-    try {
+    return withScratchDirectory('petsing-soundtrack', async (directory) => {
       const source = join(directory, 'source');
       const mp3 = join(directory, 'soundtrack.mp3');
       await writeFile(source, media.body);
@@ -64,9 +63,7 @@ export class SoundtrackService {
       const stored = await this.hostedAudio.store(userId, 'social', mp3, durationSeconds);
       this.logger.info({ userId, sourceUrl, hostedAudioId: stored.id, durationSeconds, mediaBytes: media.body.length }, 'soundtrack extracted');
       return { audioUrl: stored.url, durationSeconds, sourceUrl, title: video.title ?? null };
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    });
   }
 
   private async resolve(sourceUrl: string, signal?: AbortSignal): Promise<ResolvedVideo> {

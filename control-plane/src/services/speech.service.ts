@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withScratchDirectory } from '@petsing/render-node';
 import type { GetResult, ObjectStore } from '@petsing/workflows/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -58,7 +57,7 @@ export class SpeechService {
     const voice = this.findVoice(input.voiceId);
     if (!voice) throw new AppError('unknown_voice', `There is no voice ${JSON.stringify(input.voiceId)}.`);
     try {
-      return await this.inScratchFolder(async (directory) => {
+      return await withScratchDirectory('petsing-speech', async (directory) => {
         const speech = await this.speak(voice.id, text, directory, signal);
         return this.hostedAudio.store(userId, 'tts', speech.path, speech.durationSeconds);
       });
@@ -100,7 +99,7 @@ export class SpeechService {
     // A request that found no sample can get here just after another one finished making it.
     if (await this.objects.exists(key)) return;
     const sentence = SAMPLE_SENTENCES[voice.language.split('-')[0]!.toLowerCase()] ?? SAMPLE_SENTENCES.en!;
-    await this.inScratchFolder(async (directory) => {
+    await withScratchDirectory('petsing-speech', async (directory) => {
       const sample = await this.speak(voice.id, sentence, directory);
       await this.objects.put(key, createReadStream(sample.path), { contentType: 'audio/mpeg' });
     });
@@ -116,15 +115,6 @@ export class SpeechService {
     } catch (error) {
       if (signal?.aborted) throw error;
       throw new AppError('speech_unavailable', 'The synthesized speech could not be read.', { cause: error });
-    }
-  }
-
-  private async inScratchFolder<T>(work: (directory: string) => Promise<T>): Promise<T> {
-    const directory = await mkdtemp(join(tmpdir(), 'petsing-speech-'));
-    try {
-      return await work(directory);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
     }
   }
 }
