@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';
 import { StripeGateway } from '../src/payments/stripe-gateway.ts';
+import { CreditRepository } from '../src/repositories/credit.repository.ts';
 import { PaymentRepository } from '../src/repositories/payment.repository.ts';
 import { VideoRepository } from '../src/repositories/video.repository.ts';
 import { BillingService } from '../src/services/billing.service.ts';
@@ -283,7 +284,7 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
       const { id } = await signIn('price-ids@example.com');
       const { context } = service;
       const billing = new BillingService(
-        new PaymentRepository(context.database.db),
+        new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
         new VideoRepository(context.database.db),
         context.services.scheduler,
         new StripeGateway({ ...context.config.stripe!, prices: { weekly: 'price_weekly_configured', annual: undefined } }, context.logger),
@@ -534,7 +535,7 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
       } as unknown as RenderScheduler;
       const { context } = service;
       const billing = new BillingService(
-        new PaymentRepository(context.database.db),
+        new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
         new VideoRepository(context.database.db),
         scheduler,
         new StripeGateway(context.config.stripe!, context.logger),

@@ -28,12 +28,7 @@ export function webRepresentations(context: AppContext) {
       id: user.id,
       email: user.email,
       subscribed: isSubscribed(user),
-      subscription: {
-        status: user.subscription_status,
-        plan: user.subscription_plan,
-        current_period_end: user.subscription_current_period_end?.toISOString() ?? null,
-        cancel_at_period_end: user.subscription_cancel_at_period_end,
-      },
+      subscription: subscriptionOf(user),
       free_credits: freeCreditsNow(user, now),
       free_credits_reset_at: nextFreeCreditReset(now).toISOString(),
       api_credit_balance: await credits.balance(user.id),
@@ -42,3 +37,11 @@ export function webRepresentations(context: AppContext) {
     }),
   };
 }
+
+/** The WebSubscription record, shared by GET /user/me and GET /subscription/status. */
+export const subscriptionOf = (user: User) => ({
+  status: user.subscription_status,
+  plan: user.subscription_plan,
+  current_period_end: user.subscription_current_period_end?.toISOString() ?? null,
+  cancel_at_period_end: user.subscription_cancel_at_period_end,
+});

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, NewPurchase, Purchase, User, UserUpdate } from '../db/schema.ts';
+import type { CreditRepository } from './credit.repository.ts';
 
 export type SubscriptionUpdate = Pick<
   UserUpdate,
@@ -7,17 +8,17 @@ export type SubscriptionUpdate = Pick<
 >;
 
 export class PaymentRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly ledger: CreditRepository,
+  ) {}
 
   /**
    * Runs `work` in one transaction that first records the Stripe event id. An id already recorded (a
    * replay, or a concurrent duplicate delivery, which waits here for the first one to commit) skips the
    * work; a failed `work` rolls the record back too, so Stripe's redelivery tries again.
    */
-  async processEventOnce<T>(
-    event: { id: string; type: string; createdAt: Date },
-    work: (unit: PaymentUnit) => Promise<T>,
-  ): Promise<{ duplicate: true } | { duplicate: false; result: T }> {
+  async processEventOnce(event: { id: string; type: string; createdAt: Date }, work: (unit: PaymentUnit) => Promise<void>): Promise<{ duplicate: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       const recorded = await trx
         .insertInto('payment_events')
@@ -25,14 +26,19 @@ export class PaymentRepository {
         .onConflict((oc) => oc.column('id').doNothing())
         .returning('id')
         .executeTakeFirst();
-      if (!recorded) return { duplicate: true as const };
-      return { duplicate: false as const, result: await work(new PaymentUnit(trx)) };
+      if (!recorded) return { duplicate: true };
+      await work(this.unit(trx));
+      return { duplicate: false };
     });
   }
 
   /** Runs `work` in one transaction (a subscription refresh read from Stripe). */
   transaction<T>(work: (unit: PaymentUnit) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new PaymentUnit(trx)));
+    return this.db.transaction().execute((trx) => work(this.unit(trx)));
+  }
+
+  private unit(trx: Transaction<Database>): PaymentUnit {
+    return new PaymentUnit(trx, this.ledger, this);
   }
 
   /** Stores the user's Stripe customer unless one is stored already; answers the stored one. */
@@ -47,10 +53,6 @@ export class PaymentRepository {
     if (updated?.payment_customer_id) return updated.payment_customer_id;
     const row = await this.db.selectFrom('users').select('payment_customer_id').where('id', '=', userId).executeTakeFirstOrThrow();
     return row.payment_customer_id ?? customerId;
-  }
-
-  findUser(id: string): Promise<User | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   async createPurchase(purchase: NewPurchase): Promise<void> {
@@ -73,14 +75,18 @@ export class PaymentRepository {
       .executeTakeFirst();
   }
 
-  async markFulfilled(purchaseId: string): Promise<void> {
-    await this.db.updateTable('purchases').set({ fulfilled_at: new Date() }).where('id', '=', purchaseId).where('fulfilled_at', 'is', null).execute();
+  async markFulfilled(purchaseId: string, db: Kysely<Database> = this.db): Promise<void> {
+    await db.updateTable('purchases').set({ fulfilled_at: new Date() }).where('id', '=', purchaseId).where('fulfilled_at', 'is', null).execute();
   }
 }
 
 /** The writes of one payment event (or refresh), all inside its transaction. */
 export class PaymentUnit {
-  constructor(private readonly trx: Transaction<Database>) {}
+  constructor(
+    private readonly trx: Transaction<Database>,
+    private readonly ledger: CreditRepository,
+    private readonly purchases: PaymentRepository,
+  ) {}
 
   /** The user a payment belongs to, locked so that concurrent events for it apply one after another. */
   lockUser(by: { customerId: string | null; userId: string | null }): Promise<User | undefined> {
@@ -91,8 +97,8 @@ export class PaymentUnit {
     return this.lockUserById(by.userId);
   }
 
-  async updateSubscription(userId: string, update: SubscriptionUpdate): Promise<void> {
-    await this.trx.updateTable('users').set({ ...update, updated_at: new Date() }).where('id', '=', userId).execute();
+  updateSubscription(userId: string, update: SubscriptionUpdate): Promise<User> {
+    return this.trx.updateTable('users').set({ ...update, updated_at: new Date() }).where('id', '=', userId).returningAll().executeTakeFirstOrThrow();
   }
 
   async videoExists(videoId: string): Promise<boolean> {
@@ -120,11 +126,8 @@ export class PaymentUnit {
    * the checkout session id, so its unique index refuses a second credit for the same payment.
    */
   async creditPack(purchase: Purchase & { credits: number }): Promise<void> {
-    await this.trx
-      .insertInto('credit_ledger')
-      .values({ user_id: purchase.user_id, delta: purchase.credits, reason: 'purchase', idempotency_key: purchase.checkout_session_id })
-      .execute();
-    await this.trx.updateTable('purchases').set({ fulfilled_at: new Date() }).where('id', '=', purchase.id).execute();
+    await this.ledger.append({ userId: purchase.user_id, delta: purchase.credits, reason: 'purchase', idempotencyKey: purchase.checkout_session_id }, this.trx);
+    await this.purchases.markFulfilled(purchase.id, this.trx);
   }
 
   async markExpired(checkoutSessionId: string): Promise<void> {

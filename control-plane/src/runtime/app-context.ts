@@ -96,7 +96,8 @@ export function createServices({ config, database, objectStore, temporalClient, 
     { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
   );
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
-  const credits = new CreditService(new CreditRepository(db));
+  const creditRepository = new CreditRepository(db);
+  const credits = new CreditService(creditRepository);
   const templateRepository = new TemplateRepository(db);
   const audioPreparer = new AudioPreparer(objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
@@ -112,7 +113,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
   const billing = new BillingService(
-    new PaymentRepository(db),
+    new PaymentRepository(db, creditRepository),
     videoRepository,
     scheduler,
     config.stripe ? new StripeGateway(config.stripe, logger) : undefined,

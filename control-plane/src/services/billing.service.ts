@@ -136,10 +136,10 @@ export class BillingService {
     const latest = await this.gateway.latestSubscription(customerId, this.settings.statusTimeoutMs);
     if (!latest.reachable) return { user, source: 'database' };
     const subscription = latest.subscription;
-    if (subscription) {
-      await this.payments.transaction((unit) => this.applySubscription(unit, { ...subscription, customerId, userId: user.id }, asOf));
-    }
-    return { user: (await this.payments.findUser(user.id)) ?? user, source: 'payment_provider' };
+    const refreshed = subscription
+      ? await this.payments.transaction((unit) => this.applySubscription(unit, { ...subscription, customerId, userId: user.id }, asOf))
+      : undefined;
+    return { user: refreshed ?? user, source: 'payment_provider' };
   }
 
   /**
@@ -151,7 +151,8 @@ export class BillingService {
   async handleWebhook(rawBody: Buffer, signature: string | undefined): Promise<{ duplicate: boolean }> {
     const event = this.requireGateway().parseWebhook(rawBody, signature);
     const outcome = await this.payments.processEventOnce(event, (unit) => this.apply(unit, event));
-    if (event.kind === 'checkout_completed' && event.checkout.mode === 'payment' && event.checkout.paid) {
+    // Credit packs were fulfilled inside the transaction; a watermark removal's re-render starts now.
+    if (event.kind === 'checkout_completed' && event.checkout.mode === 'payment' && event.checkout.paid && event.checkout.metadata.purpose === 'watermark_removal') {
       const purchase = await this.payments.findPurchaseBySession(event.checkout.sessionId);
       if (purchase?.kind === 'watermark_removal' && purchase.status === 'paid' && !purchase.fulfilled_at) await this.startPaidRerender(purchase);
     }
@@ -161,7 +162,8 @@ export class BillingService {
   private async apply(unit: PaymentUnit, event: PaymentEvent): Promise<void> {
     switch (event.kind) {
       case 'subscription_changed':
-        return this.applySubscription(unit, event.subscription, event.createdAt);
+        await this.applySubscription(unit, event.subscription, event.createdAt);
+        return;
       case 'checkout_completed':
         return this.applyCheckout(unit, event.checkout, event.createdAt);
       case 'checkout_expired':
@@ -180,7 +182,8 @@ export class BillingService {
       if (!checkout.subscriptionId) return;
       const plan = PLAN_TYPES.find((type) => type === metadata.plan) ?? null;
       const status: SubscriptionStatus = checkout.paid ? 'active' : 'incomplete';
-      return this.applySubscription(unit, { id: checkout.subscriptionId, customerId: checkout.customerId, userId: metadata.user_id ?? null, status, plan }, asOf);
+      await this.applySubscription(unit, { id: checkout.subscriptionId, customerId: checkout.customerId, userId: metadata.user_id ?? null, status, plan }, asOf);
+      return;
     }
     // Async payment methods complete unpaid; checkout.session.async_payment_succeeded brings the money.
     if (!checkout.paid || (purpose !== 'watermark_removal' && purpose !== 'credit_pack')) return;
@@ -206,18 +209,19 @@ export class BillingService {
     if (purchase?.credits) await unit.creditPack({ ...purchase, credits: purchase.credits });
   }
 
-  private async applySubscription(unit: PaymentUnit, change: SubscriptionChange, asOf: Date): Promise<void> {
+  /** Applies the change unless it is stale; answers the user as it stands afterwards (undefined: unknown customer). */
+  private async applySubscription(unit: PaymentUnit, change: SubscriptionChange, asOf: Date): Promise<User | undefined> {
     const user = await unit.lockUser({ customerId: change.customerId, userId: change.userId });
     if (!user) {
       this.logger.warn({ subscriptionId: change.id }, 'subscription of an unknown customer; ignored');
-      return;
+      return undefined;
     }
     if (!subscriptionChangeApplies(user, change, asOf)) {
       this.logger.info({ userId: user.id, subscriptionId: change.id, status: change.status }, 'stale subscription change ignored');
-      return;
+      return user;
     }
     const same = user.subscription_id === change.id;
-    await unit.updateSubscription(user.id, {
+    return unit.updateSubscription(user.id, {
       subscription_id: change.id,
       subscription_status: change.status,
       subscription_plan: change.plan ?? (same ? user.subscription_plan : null),
@@ -229,8 +233,8 @@ export class BillingService {
 
   private async applyPaymentFailure(unit: PaymentUnit, subscriptionId: string, customerId: string | null, asOf: Date): Promise<void> {
     const user = await unit.lockUser({ customerId, userId: null });
-    if (!user || user.subscription_id !== subscriptionId || user.subscription_status === 'canceled') return;
-    if (user.subscription_updated_at && asOf < user.subscription_updated_at) return;
+    // Only the stored subscription falls into dunning, under the same staleness rule as any other change.
+    if (!user || user.subscription_id !== subscriptionId || !subscriptionChangeApplies(user, { id: subscriptionId, status: 'past_due' }, asOf)) return;
     await unit.updateSubscription(user.id, { subscription_status: 'past_due', subscription_updated_at: asOf });
   }
 
@@ -279,9 +283,9 @@ export class BillingService {
   }
 }
 
-const LIVE_STATES: readonly SubscriptionStatus[] = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete'];
 /** States in which Stripe still bills (or tries to bill) the subscription. */
 const BILLED_STATES: readonly SubscriptionStatus[] = ['active', 'trialing', 'past_due', 'unpaid'];
+const LIVE_STATES: readonly SubscriptionStatus[] = [...BILLED_STATES, 'incomplete'];
 
 /**
  * Whether a subscription state learned at `asOf` may replace the stored one. Decided by Stripe's clock,
@@ -291,7 +295,7 @@ const BILLED_STATES: readonly SubscriptionStatus[] = ['active', 'trialing', 'pas
  * - a different subscription replaces the stored one only if it is newer, alive, and does not take a
  *   paying subscriber's benefits away; with none stored, anything (even `canceled`) is recorded.
  */
-function subscriptionChangeApplies(user: User, change: SubscriptionChange, asOf: Date): boolean {
+function subscriptionChangeApplies(user: User, change: Pick<SubscriptionChange, 'id' | 'status'>, asOf: Date): boolean {
   const newer = !user.subscription_updated_at || asOf >= user.subscription_updated_at;
   if (user.subscription_id === change.id) return user.subscription_status !== 'canceled' && newer;
   if (user.subscription_id === null) return true;

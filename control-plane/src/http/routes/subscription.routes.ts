@@ -1,5 +1,4 @@
 import { Router, type Request } from 'express';
-import type { User } from '../../db/schema.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import type { CheckoutAnswer } from '../../services/billing.service.ts';
 import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, formatAmount, PLAN_INTERVALS, PLAN_TYPES, pricesForCountry } from '../../services/pricing.ts';
@@ -17,6 +16,7 @@ import {
   SubscriptionStatusRecord,
 } from '../schemas/subscription.schemas.ts';
 import { parseBody } from '../validation.ts';
+import { subscriptionOf } from '../web-representations.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
 /** Plans, checkout, the billing portal and API credit packs (Stripe), for the signed-in web user. */
@@ -75,13 +75,6 @@ export function subscriptionRoutes(context: AppContext): Router {
 }
 
 const checkoutSession = (answer: CheckoutAnswer) => ({ url: answer.url, rerendering: answer.rerendering, session_id: answer.sessionId });
-
-const subscriptionOf = (user: User) => ({
-  status: user.subscription_status,
-  plan: user.subscription_plan,
-  current_period_end: user.subscription_current_period_end?.toISOString() ?? null,
-  cancel_at_period_end: user.subscription_cancel_at_period_end,
-});
 
 export function registerSubscriptionPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CREDIT_PACK_KEYS, PLAN_INTERVALS, PLAN_TYPES } from '../../services/pricing.ts';
 import { WebSubscription } from './web-app.schemas.ts';
 
 /** Records of the payment endpoints (/subscription/*, /credits/*, /webhooks/stripe); field names are ours. */
@@ -9,8 +10,8 @@ const Money = z.object({
 });
 
 export const PlanPrice = Money.extend({
-  plan_type: z.enum(['weekly', 'annual']).meta({ description: 'The value to send as plan_type to POST /subscription/create-checkout-session.' }),
-  interval: z.enum(['week', 'year']).meta({ description: 'How often the plan renews.' }),
+  plan_type: z.enum(PLAN_TYPES).meta({ description: 'The value to send as plan_type to POST /subscription/create-checkout-session.' }),
+  interval: z.enum(Object.values(PLAN_INTERVALS)).meta({ description: 'How often the plan renews.' }),
 }).meta({ id: 'PlanPrice' });
 
 export const Pricing = z
@@ -56,7 +57,7 @@ export const PortalSession = z
   .meta({ id: 'PortalSession' });
 
 export const CreditPack = Money.extend({
-  pack: z.enum(['starter', 'growth', 'scale']),
+  pack: z.enum(CREDIT_PACK_KEYS),
   credits: z.number().int().min(1).meta({ description: 'Credits added to the API balance; one credit renders one video; credits never expire.' }),
 }).meta({ id: 'CreditPack' });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PLAN_TYPES } from '../../services/pricing.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
 
@@ -37,7 +38,7 @@ export const WebVideoPageQuery = z.object({
 export const WebSubscription = z
   .object({
     status: z.enum(['none', 'active', 'trialing', 'past_due', 'canceled', 'unpaid', 'incomplete']),
-    plan: z.enum(['weekly', 'annual']).nullable(),
+    plan: z.enum(PLAN_TYPES).nullable(),
     current_period_end: z.iso.datetime().nullable(),
     cancel_at_period_end: z.boolean(),
   })
