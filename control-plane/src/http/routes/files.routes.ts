@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { attachmentDisposition, LocalObjectStore, parseDownloadPath } from '@petsing/workflows/storage';
 import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { sendObject } from '../send-object.ts';
 
 /**
  * Serves the local object store's expiring HMAC-signed download links (the embedded default; with S3
@@ -22,13 +23,11 @@ export function filesRoutes(context: AppContext): Router {
       );
     }
     const object = await store.get(request.key);
-    res.set({
+    await sendObject(res, object, {
       'Content-Type': object.contentType,
-      'Content-Length': String(object.bytes),
       'Cache-Control': 'private, max-age=300',
       ...(request.fileName ? { 'Content-Disposition': attachmentDisposition(request.fileName) } : {}),
     });
-    object.body.pipe(res);
   });
   return router;
 }

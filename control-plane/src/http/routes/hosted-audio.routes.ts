@@ -4,6 +4,7 @@ import { notFound } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { errorResponses, type OpenAPIRegistry } from '../openapi.ts';
 import { parseParams } from '../validation.ts';
+import { sendObject } from '../send-object.ts';
 
 const params = z.object({ file: z.string().regex(/^[0-9a-f-]{36}\.mp3$/i) });
 
@@ -15,8 +16,7 @@ export function hostedAudioRoutes(context: AppContext): Router {
     const audio = await context.services.hostedAudio.find(file.slice(0, -'.mp3'.length));
     if (!audio) throw notFound('This audio');
     const object = await context.objectStore.get(audio.object_key);
-    res.set({ 'Content-Type': 'audio/mpeg', 'Content-Length': String(object.bytes), 'Cache-Control': 'private, max-age=86400' });
-    object.body.pipe(res);
+    await sendObject(res, object, { 'Content-Type': 'audio/mpeg', 'Cache-Control': 'private, max-age=86400' });
   });
   return router;
 }

@@ -9,6 +9,7 @@ import { buildOpenApiDocument, errorResponses, jsonResponse, type OpenAPIRegistr
 import { ServiceIndex, TemplateArray, VersionsDocument } from '../schemas/service.schemas.ts';
 import { parseParams } from '../validation.ts';
 import { renderDocsPage, renderErrorDocsPage } from '../docs-page.ts';
+import { sendObject } from '../send-object.ts';
 
 /** Endpoints that need no credentials, as listed by the service index. */
 export const PUBLIC_ENDPOINTS = [
@@ -92,8 +93,7 @@ export function serviceRoutes(context: AppContext, openApiContributors: OpenApiC
     const key = template && context.services.templates.assetKey(template, asset);
     if (!key) throw notFound(`Template media ${id}/${asset}`);
     const object = await context.objectStore.get(key);
-    res.set({ 'Content-Type': object.contentType, 'Content-Length': String(object.bytes), 'Cache-Control': 'public, max-age=86400' });
-    object.body.pipe(res);
+    await sendObject(res, object, { 'Content-Type': object.contentType, 'Cache-Control': 'public, max-age=86400' });
   });
 
   return router;

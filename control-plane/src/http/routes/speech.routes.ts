@@ -6,6 +6,7 @@ import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { SpeechRequest, SpeechResult, VoiceList } from '../schemas/speech.schemas.ts';
 import { parseBody, parseParams } from '../validation.ts';
+import { sendObject } from '../send-object.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
 const sampleParams = z.object({ file: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\.mp3$/) });
@@ -36,8 +37,7 @@ export function speechRoutes(context: AppContext): Router {
   router.get('/media/voices/:file', async (req, res) => {
     const { file } = parseParams(sampleParams, req);
     const object = await speech.voiceSample(file.slice(0, -'.mp3'.length));
-    res.set({ 'Content-Type': 'audio/mpeg', 'Content-Length': String(object.bytes), 'Cache-Control': 'public, max-age=86400' });
-    object.body.pipe(res);
+    await sendObject(res, object, { 'Content-Type': 'audio/mpeg', 'Cache-Control': 'public, max-age=86400' });
   });
 
   return router;
