@@ -169,6 +169,7 @@ describe('web video creation and deletion', () => {
         ['non-numeric template', () => post('/create-with-template', user.token, form({ image: pet(), template_id: 'one' })), 'unknown_template'],
         ['text renamed .png', () => post('/create-with-template', user.token, form({ image: { body: Buffer.from('just some notes, not a photo\n'.repeat(20)), name: 'pet.png', type: 'image/png' }, template_id: '1' })), 'unsupported_image_format'],
         ['truncated PNG (valid header, missing pixels)', () => post('/create-with-template', user.token, form({ image: { body: media.png!.subarray(0, Math.floor(media.png!.length / 2)), name: 'pet.png' }, template_id: '1' })), 'unsupported_image_format'],
+        ['60-megapixel photo (more than the render node takes)', async () => post('/create-with-template', user.token, form({ image: { body: await sharp({ create: { width: 10_000, height: 6_000, channels: 3, background: '#a0a0a0' } }).png().toBuffer(), name: 'huge.png' }, template_id: '1' })), 'unsupported_image_format'],
         ['HEIC photo', () => post('/create-with-template', user.token, form({ image: { body: heic, name: 'pet.heic', type: 'image/png' }, template_id: '1' })), 'unsupported_image_format'],
         ['unexpected file field', () => post('/create-with-template', user.token, form({ image: pet(), template_id: '1', song: audioFile('song.mp3') })), 'invalid_request'],
         ['two images', () => post('/create-with-template', user.token, form({ image: [pet(), pet()], template_id: '1' })), 'invalid_request'],

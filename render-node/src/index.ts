@@ -4,6 +4,7 @@ export type { Logger } from './logger.ts';
 export { loadLipSyncModel, type LipSyncModel, type LoadLipSyncModelOptions, type ExecutionProvider } from './lipsync-model.ts';
 export { renderVideo, prepareJob, type RenderVideoOptions, type RenderResult, type StageTimings } from './render-pipeline.ts';
 export { renderSamplePet } from './sample-pet.ts';
+export { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from './image-decoder.ts';
 export { renderTemplatePreview } from './template-preview.ts';
 export { buildLipSyncModel, ensureGeneratedModel, GENERATED_MODEL_VERSION } from './model-generator.ts';
 export { heuristicMouthDetector, type MouthDetector, type MouthRegion } from './mouth-detector.ts';

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/app-error.ts';
 import type { LocalUpload } from '../services/video.service.ts';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from './audio-preparer.ts';
-import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
+import { MediaToolError, runMediaTool } from './ffmpeg.ts';
 
 /**
  * Codec frames (up to ~26 ms) and encoder priming make a clip cut at exactly 30 s decode a few
@@ -12,20 +12,14 @@ const DURATION_TOLERANCE_SECONDS = 0.05;
 /** Decoding stops here: enough to tell that audio is too long without decoding hours of it. */
 const DECODE_LIMIT_SECONDS = MAX_AUDIO_SECONDS + 1;
 
-export type NormalizedAudio = LocalUpload & { durationSeconds: number };
-
 /**
  * Checks an uploaded audio file (already sniffed as MP3, WAV, MP4/AAC or WebM) and makes it MP3. Its
  * length is measured by decoding, since container headers can be missing (browser recordings) or lie.
  * MP3 is kept as sent; other formats are transcoded next to the upload, in the form's temporary
- * directory, so the form's cleanup removes the result too.
+ * directory, so the form's cleanup removes the result too. A file without an audio stream fails the decode
+ * (`-map 0:a:0` matches nothing).
  */
-export async function normalizeAudioUpload(file: { field: string; path: string; contentType: string }, signal?: AbortSignal): Promise<NormalizedAudio> {
-  const probed = await probeMedia(file.path).catch((error: unknown) => {
-    throw new AppError('unsupported_audio_format', `The "${file.field}" file could not be decoded as audio.`, { cause: error });
-  });
-  if (!probed.hasAudio) throw new AppError('unsupported_audio_format', `The "${file.field}" file has no audio stream.`);
-
+export async function normalizeAudioUpload(file: { field: string; path: string; contentType: string }): Promise<LocalUpload> {
   const native = file.contentType === 'audio/mpeg';
   const mp3Path = native ? file.path : `${file.path}.mp3`;
   const output = native
@@ -34,7 +28,6 @@ export async function normalizeAudioUpload(file: { field: string; path: string; 
   const progress = await runMediaTool(
     'ffmpeg',
     ['-nostdin', '-v', 'error', '-y', '-i', file.path, '-map', '0:a:0', '-vn', '-t', String(DECODE_LIMIT_SECONDS), '-progress', 'pipe:1', ...output],
-    signal,
   ).catch((error: unknown) => {
     if (error instanceof MediaToolError) {
       throw new AppError('unsupported_audio_format', `The "${file.field}" file could not be decoded as audio.`, { cause: error });
@@ -50,7 +43,7 @@ export async function normalizeAudioUpload(file: { field: string; path: string; 
       `The "${file.field}" audio lasts ${measured} seconds; it must last ${MIN_AUDIO_SECONDS} to ${MAX_AUDIO_SECONDS} seconds.`,
     );
   }
-  return { path: mp3Path, contentType: 'audio/mpeg', extension: 'mp3', durationSeconds: Math.min(durationSeconds, MAX_AUDIO_SECONDS) };
+  return { path: mp3Path, contentType: 'audio/mpeg', extension: 'mp3' };
 }
 
 /** The decoded length from ffmpeg's -progress report: its last out_time_us. */

@@ -11,7 +11,7 @@ import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
 import type { TemplateService } from './template.service.ts';
-import { freeCreditMonth, isSubscribed, nextFreeCreditReset } from './user.service.ts';
+import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
 
 export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
@@ -31,7 +31,7 @@ export type CreatedVideo = { video: Video; creditsRemaining: number };
 export type LocalUpload = { path: string; contentType: string; extension: string };
 
 /** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
-export type WebVideoSound = { templateId: string } | { audio: LocalUpload | { key: string } };
+export type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string } };
 
 export class VideoService {
   constructor(
@@ -49,8 +49,7 @@ export class VideoService {
    * vetted now (400 before any charge); the render workflow fetches it.
    */
   async createApiVideo(userId: string, input: { templateId: string; imageUrl: string }): Promise<CreatedVideo> {
-    const template = await this.templates.find(input.templateId);
-    if (!template) throw new AppError('unknown_template', `There is no template with id "${input.templateId}".`);
+    const template = await this.findTemplate(input.templateId);
     await this.imageUrls.vet(input.imageUrl);
     const created = await this.create({
       userId,
@@ -71,12 +70,6 @@ export class VideoService {
    * watermark; everyone else spends one of this month's free credits and gets a watermark.
    */
   async createWebVideo(user: User, sound: WebVideoSound, image: LocalUpload, now = new Date()): Promise<CreatedVideo> {
-    let templateId: number | undefined;
-    if ('templateId' in sound) {
-      const template = await this.templates.find(sound.templateId);
-      if (!template) throw new AppError('unknown_template', `There is no template with id "${sound.templateId}".`, { hint: 'Use an id from GET /templates, exactly as given.' });
-      templateId = template.id;
-    }
     const subscribed = isSubscribed(user);
     const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
     const created = await this.create({
@@ -84,14 +77,25 @@ export class VideoService {
       origin: 'web',
       charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
       watermark: !subscribed,
-      ...(templateId === undefined ? {} : { templateId }),
+      ...('templateId' in sound ? { templateId: sound.templateId } : {}),
       image: { upload: fileUpload(image) },
       ...(audio ? { audio } : {}),
     });
-    if (!created) {
-      throw new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);
-    }
+    if (!created) throw noFreeCredits(now);
     return created;
+  }
+
+  /** The id of a web create's template; 400 unknown_template when there is none. */
+  async webTemplateId(id: string): Promise<number> {
+    return (await this.findTemplate(id, 'Use an id from GET /templates, exactly as given.')).id;
+  }
+
+  /**
+   * Refuses a web create the caller cannot pay for (no subscription, no free credit left this month)
+   * before its uploads are decoded and stored. The insert still decides a race for the last credit.
+   */
+  assertCanPayForWebVideo(user: User, now = new Date()): void {
+    if (!isSubscribed(user) && freeCreditsNow(user, now) === 0) throw noFreeCredits(now);
   }
 
   /** Expiring download links of a finished video's MP4 and thumbnail; null until it has them. */
@@ -183,6 +187,12 @@ export class VideoService {
     }
   }
 
+  private async findTemplate(id: string, hint?: string) {
+    const template = await this.templates.find(id);
+    if (!template) throw new AppError('unknown_template', `There is no template with id "${id}".`, hint ? { hint } : {});
+    return template;
+  }
+
   private async queue(video: Video): Promise<void> {
     try {
       const workflowId = await this.scheduler.startRender(video.id);
@@ -213,3 +223,6 @@ function fileUpload(file: LocalUpload): MediaUpload {
   }
   return { body: Readable.from(chunks(), { objectMode: false }), contentType: file.contentType, extension: file.extension };
 }
+
+const noFreeCredits = (now: Date) =>
+  new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);

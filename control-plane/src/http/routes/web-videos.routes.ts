@@ -63,10 +63,13 @@ export function webVideosRoutes(context: AppContext): Router {
   router.post('/create-with-template', signedIn, limited, async (req, res) => {
     const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id'] });
     try {
+      const user = webUserOf(res);
+      // Refusals that need no decoding come first: nothing is decoded or stored for a request that fails anyway.
+      const templateId = await videos.webTemplateId(requiredField(form, 'template_id', 'an id from GET /templates'));
+      videos.assertCanPayForWebVideo(user);
       const image = await requiredImage(form);
-      const templateId = requiredField(form, 'template_id', 'an id from GET /templates');
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(webUserOf(res), { templateId }, image)));
+      res.json(await queued(await videos.createWebVideo(user, { templateId }, image)));
     } finally {
       await form.cleanup();
     }
@@ -76,11 +79,12 @@ export function webVideosRoutes(context: AppContext): Router {
     const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url'] });
     try {
       const user = webUserOf(res);
-      const image = await requiredImage(form);
       const audio = form.files.audio;
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
+      videos.assertCanPayForWebVideo(user);
+      const image = await requiredImage(form);
       const sound: WebVideoSound = audio ? { audio: await normalizeAudioUpload(audio) } : await hostedSound(user, audioUrl ?? '');
       res.set('Cache-Control', 'no-store');
       res.json(await queued(await videos.createWebVideo(user, sound, image)));
