@@ -3,13 +3,12 @@ import type { Logger } from '../logging/logger.ts';
 import type { EmailOutboxRepository } from '../repositories/email-outbox.repository.ts';
 
 /** Attempts per message before it is marked failed. */
-export const EMAIL_MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 5;
+const BATCH_SIZE = 50;
 
 export type DispatchOptions = {
   /** Pause between dispatch rounds of the background loop. */
   intervalMs: number;
-  batchSize?: number;
-  maxAttempts?: number;
   /** Retries back off from the message's creation: retryBaseMs × (4^attempts − 1), i.e. 3, 15, 63, 255 min. */
   retryBaseMs?: number;
 };
@@ -22,8 +21,6 @@ export type DispatchResult = { sent: number; retrying: number; failed: number };
  * Delivery is at least once: a crash between the server's acceptance and the status update resends.
  */
 export class EmailDispatcher {
-  private readonly batchSize: number;
-  private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
 
   constructor(
@@ -32,8 +29,6 @@ export class EmailDispatcher {
     private readonly logger: Logger,
     private readonly options: DispatchOptions,
   ) {
-    this.batchSize = options.batchSize ?? 50;
-    this.maxAttempts = Math.min(options.maxAttempts ?? EMAIL_MAX_ATTEMPTS, EMAIL_MAX_ATTEMPTS);
     this.retryBaseMs = options.retryBaseMs ?? 60_000;
   }
 
@@ -43,12 +38,13 @@ export class EmailDispatcher {
     const sender = this.sender;
     if (!sender) return total;
     for (;;) {
-      const round = await this.outbox.withDeliverable({ limit: this.batchSize, retryBaseMs: this.retryBaseMs }, async (messages, outcomes) => {
-        const result: DispatchResult & { handled: number } = { sent: 0, retrying: 0, failed: 0, handled: messages.length };
+      const round = await this.outbox.withDeliverable({ limit: BATCH_SIZE, retryBaseMs: this.retryBaseMs }, async (messages, outcomes) => {
+        const result: DispatchResult & { handled: number; undeliverable: number } = { sent: 0, retrying: 0, failed: 0, handled: messages.length, undeliverable: 0 };
         for (const message of messages) {
           if (message.recipient_opted_out) {
             await outcomes.abandon(message.id, 'The recipient unsubscribed before delivery.');
             result.failed++;
+            result.undeliverable++;
             continue;
           }
           try {
@@ -57,7 +53,7 @@ export class EmailDispatcher {
             result.sent++;
           } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);
-            const status = await outcomes.attemptFailed(message.id, reason, this.maxAttempts);
+            const status = await outcomes.attemptFailed(message.id, reason, MAX_ATTEMPTS);
             if (status === 'failed') result.failed++;
             else result.retrying++;
             this.logger.warn({ emailId: message.id, kind: message.kind, attempt: message.attempts + 1, status, smtp: sender.target, reason }, 'email delivery failed');
@@ -68,7 +64,8 @@ export class EmailDispatcher {
       total.sent += round.sent;
       total.retrying += round.retrying;
       total.failed += round.failed;
-      if (round.handled < this.batchSize || round.retrying > 0 || round.failed > 0) return total;
+      // A delivery failure ends the round (the server is likely down); an opted-out recipient does not.
+      if (round.handled < BATCH_SIZE || round.retrying > 0 || round.failed > round.undeliverable) return total;
     }
   }
 

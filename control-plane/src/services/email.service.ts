@@ -33,7 +33,11 @@ export class EmailService {
   ) {}
 
   unsubscribeUrl(userId: string): string {
-    return `${this.links.baseUrl}/email/unsubscribe?token=${this.unsubscribeToken(userId)}`;
+    return this.unsubscribeUrlFor(this.unsubscribeToken(userId));
+  }
+
+  private unsubscribeUrlFor(token: string): string {
+    return `${this.links.baseUrl}/email/unsubscribe?token=${token}`;
   }
 
   /** Queues the welcome message of a new account. */
@@ -120,12 +124,16 @@ export class EmailService {
 
   /** Queues one message per opted-in user, after making sure the stored token digest matches the link. */
   private async enqueue(users: User[], compose: (user: User) => Composed): Promise<number> {
-    const recipients = users.filter((user) => !user.email_opt_out);
-    for (const user of recipients) await this.users.setUnsubscribeTokenHash(user.id, hashSecret(this.unsubscribeToken(user.id)));
+    const recipients = users.filter((user) => !user.email_opt_out).map((user) => ({ user, token: this.unsubscribeToken(user.id) }));
+    for (const { user, token } of recipients) {
+      const digest = hashSecret(token);
+      // The row already carries the digest after a user's first message; only a stale one is written.
+      if (user.unsubscribe_token_hash !== digest) await this.users.setUnsubscribeTokenHash(user.id, digest);
+    }
     return this.outbox.enqueue(
-      recipients.map((user) => {
+      recipients.map(({ user, token }) => {
         const message = compose(user);
-        const unsubscribeUrl = this.unsubscribeUrl(user.id);
+        const unsubscribeUrl = this.unsubscribeUrlFor(token);
         return {
           userId: user.id,
           dedupeKey: message.dedupeKey,
