@@ -6,6 +6,7 @@ import { classifyHostName, strictAddressPolicy } from './address-policy.ts';
 import type { AddressPolicy } from './address-policy.ts';
 import { SNIFF_BYTES, sniffContentType } from './content-sniffer.ts';
 import type { AcceptKind } from './content-sniffer.ts';
+import { withDeadline } from './deadline.ts';
 
 /**
  * Downloads URLs that users hand us (image_url of POST /v1/videos, soundtrack media URLs) without letting
@@ -295,8 +296,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
 
   async function vetHost(input: string | VettedUrl, options: VetHostOptions = {}): Promise<VettedHost> {
     const vetted = typeof input === 'string' ? vetUrl(input, options) : input;
-    const deadline = AbortSignal.timeout(options.timeoutMs ?? 5000);
-    return resolveVetted(vetted, options.signal ? AbortSignal.any([options.signal, deadline]) : deadline);
+    return resolveVetted(vetted, withDeadline(options.signal, options.timeoutMs ?? 5000).signal);
   }
 
   async function fetchUserUrl(input: string, options: FetchUserUrlOptions): Promise<FetchedUrl> {
@@ -304,8 +304,8 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5000, timeoutMs);
     const stallTimeoutMs = Math.min(options.stallTimeoutMs ?? 10_000, timeoutMs);
     const maxRedirects = options.maxRedirects ?? 3;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const deadline = withDeadline(options.signal, timeoutMs);
+    const signal = deadline.signal;
 
     let target = vetUrl(input, options);
     const origin = target.url.origin;
@@ -331,7 +331,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof UrlRefusedError) throw error;
-      if (deadline.aborted) throw unreachable('timeout', `The download did not finish within ${timeoutMs / 1000} s.`, error);
+      if (deadline.timedOut()) throw unreachable('timeout', `The download did not finish within ${timeoutMs / 1000} s.`, error);
       const { reason, detail } = describeNetworkError(error);
       throw unreachable(reason, `The URL could not be downloaded: ${detail}.`, error);
     }

@@ -95,11 +95,6 @@ export class IdentityService {
     private readonly onAccountCreated: AccountCreatedListener = async () => {},
   ) {}
 
-  /** The claims of a valid token; throws InvalidIdToken otherwise. */
-  verifyToken(token: string): Promise<IdentityClaims> {
-    return this.verify(token);
-  }
-
   /** The account of a valid token, created on first sign-in; throws 404 when it has none and can get none. */
   async signIn(token: string): Promise<User> {
     const claims = await this.verify(token);

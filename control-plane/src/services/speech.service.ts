@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/render-node';
-import type { GetResult, ObjectStore } from '@petsing/workflows/storage';
+import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/workflows/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { encodeSpeechMp3 } from '../media/speech/speech-audio.ts';
@@ -56,16 +56,10 @@ export class SpeechService {
     }
     const voice = this.findVoice(input.voiceId);
     if (!voice) throw new AppError('unknown_voice', `There is no voice ${JSON.stringify(input.voiceId)}.`);
-    try {
-      return await withScratchDirectory('petsing-speech', async (directory) => {
-        const speech = await this.speak(voice.id, text, directory, signal);
-        return this.hostedAudio.store(userId, 'tts', speech.path, speech.durationSeconds);
-      });
-    } catch (error) {
-      // The caller hung up: nobody waits for the answer, and it is no server failure worth an error log.
-      if (signal?.aborted) throw new AppError('invalid_request', 'The request was cancelled by the client.', { status: 499, cause: error });
-      throw error;
-    }
+    return withScratchDirectory('petsing-speech', async (directory) => {
+      const speech = await this.speak(voice.id, text, directory, signal);
+      return this.hostedAudio.store(userId, 'tts', speech.path, speech.durationSeconds);
+    });
   }
 
   /** The voice's sample clip, synthesized on the first request and read from the object store after that. */
@@ -73,8 +67,13 @@ export class SpeechService {
     const voice = this.findVoice(voiceId);
     if (!voice) throw notFound('This voice', { hint: 'Use a sample_url from GET /tts/voices.' });
     const key = this.sampleKey(voice.id);
-    if (!(await this.objects.exists(key))) await this.generateSampleOnce(voice);
-    return this.objects.get(key);
+    try {
+      return await this.objects.get(key);
+    } catch (error) {
+      if (!(error instanceof ObjectNotFoundError)) throw error;
+      await this.generateSampleOnce(voice);
+      return this.objects.get(key);
+    }
   }
 
   private findVoice(voiceId: string): SpeechVoice | undefined {

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { whileConnected } from '../client-hang-up.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
@@ -14,12 +15,7 @@ export function socialRoutes(context: AppContext): Router {
 
   router.post('/social/extract-audio', signedIn, rateLimit(context.services.rateLimiter, 'media'), async (req, res) => {
     const { url } = parseBody(ExtractAudioRequest, req);
-    // A caller who hangs up stops yt-dlp, the download and ffmpeg instead of leaving them to finish for nobody.
-    const hangUp = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) hangUp.abort(new Error('The client closed the connection.'));
-    });
-    const soundtrack = await context.services.soundtracks.extract(webUserOf(res).id, url, hangUp.signal);
+    const soundtrack = await whileConnected(res, (signal) => context.services.soundtracks.extract(webUserOf(res).id, url, signal));
     res.set('Cache-Control', 'no-store');
     res.json({
       audio_url: soundtrack.audioUrl,

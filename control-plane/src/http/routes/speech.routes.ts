@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { whileConnected } from '../client-hang-up.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
@@ -19,10 +20,7 @@ export function speechRoutes(context: AppContext): Router {
 
   router.post('/tts', signedIn, rateLimit(context.services.rateLimiter, 'media'), async (req, res) => {
     const { text, voice_id } = parseBody(SpeechRequest, req);
-    // A caller who hangs up stops the synthesizer (or the upstream request) instead of leaving it running.
-    const hangUp = new AbortController();
-    res.on('close', () => hangUp.abort());
-    const audio = await speech.synthesize(webUserOf(res).id, { text, voiceId: voice_id }, hangUp.signal);
+    const audio = await whileConnected(res, (signal) => speech.synthesize(webUserOf(res).id, { text, voiceId: voice_id }, signal));
     res.set('Cache-Control', 'no-store');
     res.json({ audio_url: audio.url, duration_seconds: audio.durationSeconds, voice_id } satisfies z.infer<typeof SpeechResult>);
   });

@@ -1,6 +1,7 @@
 import { runProcess, type ProcessResult } from '@petsing/render-node';
 import { z } from 'zod';
 import { VideoResolveTimeoutError, VideoUnavailableError, type ResolvedVideo, type VideoPageResolver } from './video-page-resolver.ts';
+import { withDeadline } from '../deadline.ts';
 
 export interface YtDlpResolverOptions {
   /** The yt-dlp executable: a path, or a name looked up on PATH. */
@@ -44,14 +45,14 @@ export class YtDlpResolver implements VideoPageResolver {
   constructor(private readonly options: YtDlpResolverOptions) {}
 
   async resolve(pageUrl: string, signal?: AbortSignal): Promise<ResolvedVideo> {
-    const deadline = AbortSignal.timeout(this.options.timeoutMs);
+    const deadline = withDeadline(signal, this.options.timeoutMs);
     const args = ['--ignore-config', '--dump-single-json', '--no-playlist', '--no-warnings', '--skip-download', '-f', 'bestaudio/best', '--', pageUrl];
     let result: ProcessResult;
     try {
-      result = await runProcess(this.options.binary, args, { signal: signal ? AbortSignal.any([signal, deadline]) : deadline, maxStdoutBytes: MAX_JSON_BYTES });
+      result = await runProcess(this.options.binary, args, { signal: deadline.signal, maxStdoutBytes: MAX_JSON_BYTES });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (deadline.aborted) throw new VideoResolveTimeoutError(this.options.timeoutMs);
+      if (deadline.timedOut()) throw new VideoResolveTimeoutError(this.options.timeoutMs);
       throw new Error(`Could not run yt-dlp (${this.options.binary}): ${(error as Error).message}`, { cause: error });
     }
     if (result.code !== 0) throw unavailableFrom(result.stderr);

@@ -2,7 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runProcess, type ProcessResult } from '@petsing/render-node';
 import { AppError } from '../../errors/app-error.ts';
-import { withDeadline, type SpeechProvider, type SpeechVoice, type SynthesisRequest } from './speech-provider.ts';
+import { withDeadline } from '../deadline.ts';
+import { type SpeechProvider, type SpeechVoice, type SynthesisRequest } from './speech-provider.ts';
 
 type EspeakVoice = SpeechVoice & { espeakVoice: string };
 

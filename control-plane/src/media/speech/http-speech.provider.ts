@@ -2,7 +2,8 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { withDeadline, type SpeechProvider, type SpeechVoice, type SynthesisRequest } from './speech-provider.ts';
+import { withDeadline } from '../deadline.ts';
+import { type SpeechProvider, type SpeechVoice, type SynthesisRequest } from './speech-provider.ts';
 
 export type HttpSpeechSettings = {
   /** Base address; requests go to {url}/v1/audio/speech. */
@@ -39,7 +40,6 @@ export class HttpSpeechProvider implements SpeechProvider {
   }
 
   async synthesize({ text, voiceId, directory, signal }: SynthesisRequest): Promise<{ path: string }> {
-    if (!this.settings.voices.includes(voiceId)) throw new AppError('unknown_voice', `There is no voice ${JSON.stringify(voiceId)}.`);
     const { timeoutMs, apiKey, model } = this.settings;
     // One deadline covers the whole exchange, the audio download included.
     const deadline = withDeadline(signal, timeoutMs);

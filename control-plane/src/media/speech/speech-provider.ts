@@ -25,9 +25,3 @@ export interface SpeechProvider {
   voices(): readonly SpeechVoice[];
   synthesize(request: SynthesisRequest): Promise<{ path: string }>;
 }
-
-/** The caller's signal, bounded by the provider's own deadline. */
-export function withDeadline(signal: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal; timedOut: () => boolean } {
-  const deadline = AbortSignal.timeout(timeoutMs);
-  return { signal: signal ? AbortSignal.any([signal, deadline]) : deadline, timedOut: () => deadline.aborted };
-}
