@@ -15,6 +15,7 @@ import type { AddressPolicy } from '../src/media/address-policy.ts';
 import { sniffContentType } from '../src/media/content-sniffer.ts';
 import {
   UrlRefusedError,
+  createConfiguredUserUrlFetcher,
   createUserUrlFetcher,
   fetchUserUrl,
   strictAddressPolicy,
@@ -395,6 +396,22 @@ describe('address policy', () => {
     const portOnly = createUserUrlFetcher({ resolver: fakeResolver, tlsCa: cert, addressPolicy: { ...strictAddressPolicy, extraPorts: [port] } });
     expect((await refusal(portOnly.fetch(at('/png'), imageOptions))).reason).toBe('address_loopback');
     expect(hits).toEqual([]);
+  });
+
+  it('DEV_ALLOW_LOCAL_URLS reaches a server on this machine over http, by name and address, and still refuses metadata', async () => {
+    const local = createConfiguredUserUrlFetcher(true);
+    for (const url of [`http://localhost:${httpPort}/png`, `http://127.0.0.1:${httpPort}/png`]) {
+      const fetched = await local.fetch(url, imageOptions);
+      expect([fetched.contentType, fetched.address]).toEqual(['image/png', '127.0.0.1']);
+    }
+    expect(syncRefusal(() => local.vetUrl('http://169.254.169.254/latest/meta-data/')).reason).toBe('address_cloud_metadata');
+    expect(syncRefusal(() => local.vetUrl('http://metadata.google.internal/')).reason).toBe('host_cloud_metadata');
+    expect(syncRefusal(() => local.vetUrl('ftp://localhost/pet.png')).reason).toBe('scheme');
+    // Off, nothing changes: the same URLs are refused as before.
+    const strict = createConfiguredUserUrlFetcher(false);
+    expect(syncRefusal(() => strict.vetUrl(`http://localhost:${httpPort}/png`)).reason).toBe('scheme');
+    expect(syncRefusal(() => strict.vetUrl(`https://localhost/png`)).reason).toBe('host_internal_host_name');
+    expect(syncRefusal(() => strict.vetUrl(`https://127.0.0.1/png`)).reason).toBe('address_loopback');
   });
 });
 

@@ -65,7 +65,7 @@ export function classifyAddress(address: string): Refusal {
 
 /**
  * Refusal reason for a DNS host name (already lower-cased and punycoded by the WHATWG URL parser), or null.
- * Independent of the address policy: no test or configuration can turn these off.
+ * Every policy applies it except the development one (DEV_ALLOW_LOCAL_URLS), which still refuses metadata names.
  */
 export function classifyHostName(hostname: string): Refusal {
   const name = hostname.replace(/\.+$/, '');
@@ -88,9 +88,31 @@ export interface AddressPolicy {
   checkAddress(address: string): Refusal;
   /** Ports allowed beyond 443 (and 80 when plain http is enabled). Empty in production. */
   readonly extraPorts: readonly number[];
+  /** Refusal reason for a host name; classifyHostName unless set. */
+  checkHostName?(hostname: string): Refusal;
+  /** Every port is allowed, not only the default one and extraPorts. */
+  readonly anyPort?: boolean;
+  /** Plain http:// is allowed on every call, as if each passed allowHttp. */
+  readonly allowHttp?: boolean;
 }
 
 export const strictAddressPolicy: AddressPolicy = Object.freeze({
   checkAddress: classifyAddress,
   extraPorts: Object.freeze([]),
+});
+
+/** What the development policy still refuses: a cloud's metadata endpoint, and what is no address or name at all. */
+const stillRefused = (refusal: Refusal): Refusal => (refusal === 'cloud_metadata' || refusal === 'not_an_ip_address' || refusal === 'empty_host' ? refusal : null);
+
+/**
+ * DEV_ALLOW_LOCAL_URLS: a developer's user URLs may point at their own machine or network (http, any port,
+ * loopback and private addresses, names such as localhost). Cloud metadata endpoints stay refused, because
+ * a development box is often a cloud VM whose credentials they would hand out.
+ */
+export const devLocalAddressPolicy: AddressPolicy = Object.freeze({
+  checkAddress: (address: string) => stillRefused(classifyAddress(address)),
+  checkHostName: (hostname: string) => stillRefused(classifyHostName(hostname)),
+  extraPorts: Object.freeze([]),
+  anyPort: true,
+  allowHttp: true,
 });

@@ -1,8 +1,8 @@
-import { Resolver } from 'node:dns/promises';
+import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { Client } from 'undici';
-import { classifyHostName, strictAddressPolicy } from './address-policy.ts';
+import { classifyHostName, devLocalAddressPolicy, strictAddressPolicy } from './address-policy.ts';
 import type { AddressPolicy } from './address-policy.ts';
 import { SNIFF_BYTES, sniffContentType } from './content-sniffer.ts';
 import type { AcceptKind } from './content-sniffer.ts';
@@ -20,7 +20,7 @@ import { withDeadline } from './deadline.ts';
  * it supports every Node this repository declares (>= 20.12).
  */
 
-export { strictAddressPolicy } from './address-policy.ts';
+export { devLocalAddressPolicy, strictAddressPolicy } from './address-policy.ts';
 export type { AddressPolicy } from './address-policy.ts';
 export type { AcceptKind } from './content-sniffer.ts';
 
@@ -92,6 +92,13 @@ export const systemResolver: HostResolver = async (hostname, signal) => {
     signal?.removeEventListener('abort', cancel);
   }
 };
+
+/**
+ * The operating system's lookup (getaddrinfo, which reads /etc/hosts), for DEV_ALLOW_LOCAL_URLS only: names
+ * such as localhost are not in DNS. Production keeps systemResolver for the reasons given there.
+ */
+export const hostsFileResolver: HostResolver = async (hostname) =>
+  (await lookup(hostname, { all: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
 export interface VettedUrl {
   url: URL;
@@ -237,7 +244,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     if (url.href.length > MAX_URL_LENGTH) {
       throw refused('too_long', `The URL must be a string of at most ${MAX_URL_LENGTH} characters.`);
     }
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowHttp === true)) {
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && (options.allowHttp === true || policy.allowHttp === true))) {
       throw refused('scheme', 'Only https:// URLs are accepted.');
     }
     // Credentials would go to whoever the host is, and "good.com@evil" is a classic parser-confusion lure.
@@ -246,7 +253,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     }
     const defaultPort = url.protocol === 'https:' ? 443 : 80;
     const port = url.port === '' ? defaultPort : Number(url.port);
-    if (port !== defaultPort && !policy.extraPorts.includes(port)) {
+    if (port !== defaultPort && policy.anyPort !== true && !policy.extraPorts.includes(port)) {
       throw refused('port', `Only the default port (${defaultPort}) is accepted.`);
     }
 
@@ -263,7 +270,7 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
       checkAddress(hostname);
       return { url, hostname, literal: { address: hostname, family: 4 } };
     }
-    const nameRefusal = classifyHostName(hostname);
+    const nameRefusal = (policy.checkHostName ?? classifyHostName)(hostname);
     if (nameRefusal !== null) {
       throw refused(`host_${nameRefusal}`, 'The URL names a local, internal or metadata host.');
     }
@@ -432,6 +439,11 @@ function unsupported(accept: AcceptKind): never {
       ? 'The file at the URL is not a JPEG, PNG, WebP or HEIC image.'
       : 'The file at the URL is not an MP4, MOV, WebM, Matroska, MP3, WAV, AAC or Ogg file.',
   );
+}
+
+/** The fetcher of every user URL the service follows: strict, or the development policy with DEV_ALLOW_LOCAL_URLS. */
+export function createConfiguredUserUrlFetcher(devAllowLocalUrls: boolean): UserUrlFetcher {
+  return createUserUrlFetcher(devAllowLocalUrls ? { addressPolicy: devLocalAddressPolicy, resolver: hostsFileResolver } : {});
 }
 
 const defaultFetcher = createUserUrlFetcher();
