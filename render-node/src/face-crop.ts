@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { RenderError } from './errors.ts';
 import type { RgbImage } from './image-decoder.ts';
 import { MOUTH_GEOMETRY } from './model-generator.ts';
-import type { MouthRegion } from './mouth-detector.ts';
+import type { MouthRegion } from './mouth-region.ts';
 
 /** The square of the output frame the model sees and redraws. */
 export interface CropBox {

@@ -17,6 +17,9 @@ export interface DecodedImage extends RgbImage {
   /** Pixel size of the file before orientation and downscaling. */
   sourceWidth: number;
   sourceHeight: number;
+  /** Pixel size of the photo as seen, after EXIF orientation (the coordinates of face landmarks and hints). */
+  orientedWidth: number;
+  orientedHeight: number;
   /** How it was decoded: libvips directly, or libheif's heif-convert for HEVC-coded HEIC. */
   decoder: 'sharp' | 'heif-convert';
 }
@@ -93,7 +96,17 @@ export async function decodeImage(path: string): Promise<DecodedImage> {
   const isHevc = format === 'heif' && metadata.compression === 'hevc';
   try {
     const rgb = isHevc ? await decodeHeicWithHeifConvert(path) : await toWorkingRgb(path, true);
-    return { ...rgb, format: isHevc ? 'heic' : (format ?? 'unknown'), sourceWidth: width, sourceHeight: height, decoder: isHevc ? 'heif-convert' : 'sharp' };
+    // Downscaling keeps the aspect ratio, so the decoded image tells whether orientation swapped the sides.
+    const swapped = (rgb.width > rgb.height) !== (width > height) && width !== height;
+    return {
+      ...rgb,
+      format: isHevc ? 'heic' : (format ?? 'unknown'),
+      sourceWidth: width,
+      sourceHeight: height,
+      orientedWidth: swapped ? height : width,
+      orientedHeight: swapped ? width : height,
+      decoder: isHevc ? 'heif-convert' : 'sharp',
+    };
   } catch (error) {
     if (error instanceof RenderError) throw error;
     throw undecodable((error as Error).message, error);

@@ -2,15 +2,20 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { RenderError } from './errors.ts';
 import type { RgbImage } from './image-decoder.ts';
-import type { MouthDetector, MouthRegion } from './mouth-detector.ts';
+import { DetectionFailure, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+
+/** Values in the detector's output row: score, 2 eyes, nose, mouth, chin, 2 mouth corners (x,y each), head box. */
+export const DETECTOR_OUTPUT_LENGTH = 1 + 2 * 7 + 4;
 
 /**
  * An optional learned detector (RENDER_DETECTOR_MODEL_PATH). Contract, documented in the README:
  *   input  [1,3,D,D] float32, RGB 0-1, the photo letterboxed (centred, grey padding) into D×D
- *   output [1,4] float32: score 0-1, mouth centre x, upper-lip y, face width, all as fractions of D
- * An animal-face or animal-keypoint model is adapted to this with a few post-processing nodes at export.
+ *   output [1,19] float32, coordinates as fractions of D:
+ *     score 0-1, left eye x,y, right eye x,y, nose x,y, mouth x,y, chin x,y,
+ *     mouth corner 1 x,y, mouth corner 2 x,y (negative when not visible), head left, top, width, height
+ * A pet-keypoint model is adapted to this with a few post-processing nodes at export.
  */
-export async function loadOnnxMouthDetector(path: string, options: { minScore?: number } = {}): Promise<MouthDetector> {
+export async function loadOnnxFaceDetector(path: string, options: { minScore?: number } = {}): Promise<FaceDetector> {
   const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'] }).catch((error: Error) => {
     throw new RenderError('model_contract', `cannot load the detector model ${path}: ${error.message}`, 'Check RENDER_DETECTOR_MODEL_PATH.', { cause: error });
   });
@@ -25,7 +30,7 @@ export async function loadOnnxMouthDetector(path: string, options: { minScore?: 
 
   return {
     name: `onnx:${path}`,
-    async detect(image: RgbImage): Promise<MouthRegion | null> {
+    async detect(image: RgbImage): Promise<PetFace | DetectionFailure> {
       const scale = side / Math.max(image.width, image.height);
       const width = Math.max(1, Math.round(image.width * scale));
       const height = Math.max(1, Math.round(image.height * scale));
@@ -40,20 +45,22 @@ export async function loadOnnxMouthDetector(path: string, options: { minScore?: 
       const tensor = new Float32Array(3 * plane);
       for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) tensor[c * plane + i] = data[i * 3 + c]! / 255;
       const result = await session.run({ [input.name]: new ort.Tensor('float32', tensor, [1, 3, side, side]) });
-      const values = result[outputName]?.data as Float32Array | undefined;
-      if (!values || values.length < 4) throw new RenderError('model_contract', 'detector output must hold 4 values', 'See render-node/README.md, "Detector".');
-      const [score, x, y, faceWidth] = [values[0]!, values[1]!, values[2]!, values[3]!];
-      if (!(score >= minScore) || !(faceWidth > 0)) return null;
-      const toImage = (v: number, pad: number) => (v * side - pad) / scale;
-      const face = (faceWidth * side) / scale;
-      const centreX = toImage(x, padLeft);
-      const upperLipY = toImage(y, padTop);
+      const v = result[outputName]?.data as Float32Array | undefined;
+      if (!v || v.length < DETECTOR_OUTPUT_LENGTH) {
+        throw new RenderError('model_contract', `detector output must hold ${DETECTOR_OUTPUT_LENGTH} values`, 'See render-node/README.md, "Detector".');
+      }
+      const score = v[0]!;
+      if (!(score >= minScore)) return new DetectionFailure(`the detector model's score ${score.toFixed(2)} is below ${minScore}`);
+      const point = (i: number): Point => [(v[i]! * side - padLeft) / scale, (v[i + 1]! * side - padTop) / scale];
+      const cornersVisible = [11, 12, 13, 14].every((i) => v[i]! >= 0);
       return {
-        centreX,
-        upperLipY,
-        faceWidth: face,
-        subject: { left: centreX - face / 2, top: upperLipY - face * 0.8, width: face, height: face * 1.1 },
-        confidence: score,
+        confidence: Math.min(1, score),
+        eyes: [point(1), point(3)],
+        nose: point(5),
+        mouth: point(7),
+        chin: point(9),
+        mouthCorners: cornersVisible ? [point(11), point(13)] : null,
+        head: { left: (v[15]! * side - padLeft) / scale, top: (v[16]! * side - padTop) / scale, width: (v[17]! * side) / scale, height: (v[18]! * side) / scale },
         method: `onnx detector ${path}`,
       };
     },

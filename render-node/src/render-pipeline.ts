@@ -11,7 +11,10 @@ import type { LipSyncModel } from './lipsync-model.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { copyMelWindow, melSpectrogram, type MelSpectrogram } from './mel-features.ts';
 import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
-import { DetectionFailure, detectMouthHeuristic, type MouthDetector, type MouthRegion } from './mouth-detector.ts';
+import type { FaceHints } from '@petsing/workflows';
+import { classicalFaceDetector } from './face-detector.ts';
+import type { MouthRegion } from './mouth-region.ts';
+import { applyHints, DetectionFailure, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
 import { createWatermark } from './watermark.ts';
 
 export interface RenderVideoOptions {
@@ -27,8 +30,10 @@ export interface RenderVideoOptions {
   onProgress?: (percent: number) => void;
   signal?: AbortSignal;
   logger?: Logger;
-  /** Default: the heuristic detector (README, "Detector"). */
-  detector?: MouthDetector;
+  /** Default: the classical detector (README, "Detector"). */
+  detector?: FaceDetector;
+  /** The person's corrections (fractions of the photo after EXIF orientation); their mouth point is used as given. */
+  faceHints?: FaceHints;
   /** How generated crops are blended in (see compositor.ts); default 'residual'. */
   blend?: BlendMode;
   /** Breathing and head sway; on by default. */
@@ -59,6 +64,10 @@ export interface RenderResult {
   stageTimings: StageTimings;
   mouth: MouthRegion;
   crop: CropBox;
+  /** The landmarks used, in pixels of the photo after EXIF orientation. */
+  face: PetFace;
+  /** The part of the photo shown in the output, in the same pixels. */
+  framing: { left: number; top: number; width: number; height: number };
 }
 
 const FRAME_POOL = 4;
@@ -75,15 +84,27 @@ function faceNotFound(reason: string): RenderError {
   );
 }
 
-async function locateMouth(image: RgbImage, detector: MouthDetector | undefined): Promise<MouthRegion> {
-  if (detector) {
-    const found = await detector.detect(image);
-    if (!found) throw faceNotFound(`the ${detector.name} detector found no face`);
-    return found;
-  }
-  const found = detectMouthHeuristic(image);
-  if (found instanceof DetectionFailure) throw faceNotFound(found.reason);
-  return found;
+/** The face to animate, in pixels of `image`: the detector's, corrected by the person's hints. */
+async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHints | undefined): Promise<PetFace> {
+  const found = await detector.detect(image);
+  const detected = found instanceof DetectionFailure ? null : found;
+  if (hints) return applyHints(detected, hints, image.width, image.height);
+  if (!detected) throw faceNotFound(`${(found as DetectionFailure).reason} (${detector.name} detector)`);
+  return detected;
+}
+
+/** What the compositor needs: where the mouth hangs from and how wide the face is. */
+function mouthRegionOf(face: PetFace): MouthRegion {
+  const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
+  const length = Math.hypot((face.eyes[0][0] + face.eyes[1][0]) / 2 - face.chin[0], (face.eyes[0][1] + face.eyes[1][1]) / 2 - face.chin[1]);
+  return {
+    centreX: face.mouth[0],
+    upperLipY: face.mouth[1],
+    faceWidth: Math.max(eyeDistance * 2, length * 1.6),
+    subject: face.head,
+    confidence: face.confidence,
+    method: face.method,
+  };
 }
 
 /** A square around the pet's head (about 2.2 face widths), so a small or off-centre pet fills the frame. */
@@ -95,47 +116,19 @@ function framingBox(image: RgbImage, mouth: MouthRegion): { left: number; top: n
   return { left, top, side };
 }
 
-/** A region found on the whole photo, in the coordinates of the framed output image. */
-function mapRegion(region: MouthRegion, framing: { left: number; top: number; side: number }, size: number): MouthRegion {
-  const scale = size / framing.side;
-  return {
-    ...region,
-    centreX: (region.centreX - framing.left) * scale,
-    upperLipY: (region.upperLipY - framing.top) * scale,
-    faceWidth: region.faceWidth * scale,
-    subject: {
-      left: (region.subject.left - framing.left) * scale,
-      top: (region.subject.top - framing.top) * scale,
-      width: region.subject.width * scale,
-      height: region.subject.height * scale,
-    },
-  };
-}
-
-/**
- * Detects again on the framed image, where a small pet now has enough pixels for a precise nose.
- * The second look only counts if it agrees with the first: in a close-up the frame is all fur and the
- * background model has nothing to work with, so the first look (on the whole photo) is the better one.
- */
-async function refineMouth(frame: RgbImage, mapped: MouthRegion, detector: MouthDetector | undefined): Promise<MouthRegion> {
-  const fine = detector ? await detector.detect(frame) : detectMouthHeuristic(frame);
-  if (!fine || fine instanceof DetectionFailure) return mapped;
-  const drift = Math.hypot(fine.centreX - mapped.centreX, fine.upperLipY - mapped.upperLipY);
-  if (drift > mapped.faceWidth * 0.25 || fine.confidence < mapped.confidence) return mapped;
-  return fine;
-}
-
 export interface PreparedJob {
   frame: RgbImage;
   mouth: MouthRegion;
   crop: CropBox;
+  face: PetFace;
+  framing: RenderResult['framing'];
   audio: DecodedAudio;
   mel: MelSpectrogram;
   timings: Pick<StageTimings, 'decode' | 'features' | 'detect'>;
 }
 
 /** Everything that happens once per job, before frames flow: decoding, features, detection, framing. */
-export async function prepareJob(options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'size' | 'detector' | 'signal'>): Promise<PreparedJob> {
+export async function prepareJob(options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'size' | 'detector' | 'faceHints' | 'signal'>): Promise<PreparedJob> {
   const size = options.size ?? 512;
   let mark = performance.now();
   const [image, audio] = await Promise.all([decodeImage(options.imagePath), decodeAudio(options.audioPath, options.signal)]);
@@ -147,13 +140,25 @@ export async function prepareJob(options: Pick<RenderVideoOptions, 'imagePath' |
   const features = performance.now() - mark;
 
   mark = performance.now();
-  const coarse = await locateMouth(image, options.detector);
-  const framing = framingBox(image, coarse);
+  const face = await locateFace(image, options.detector ?? classicalFaceDetector, options.faceHints);
+  const framing = framingBox(image, mouthRegionOf(face));
   const frame = await cropSquare(image, framing, size);
-  const mouth = await refineMouth(frame, mapRegion(coarse, framing, size), options.detector);
+  const scale = size / framing.side;
+  const mouth = mouthRegionOf(mapFace(face, (x, y) => [(x - framing.left) * scale, (y - framing.top) * scale], scale));
   const crop = cropBoxFor(mouth, frame.width, frame.height);
   const detect = performance.now() - mark;
-  return { frame, mouth, crop, audio, mel, timings: { decode, features, detect } };
+  // Reported in the photo's own pixels (after orientation), as the CLI and the API speak them.
+  const toSource = image.orientedWidth / image.width;
+  return {
+    frame,
+    mouth,
+    crop,
+    face: mapFace(face, (x, y) => [x * toSource, y * toSource], toSource),
+    framing: { left: framing.left * toSource, top: framing.top * toSource, width: framing.side * toSource, height: framing.side * toSource },
+    audio,
+    mel,
+    timings: { decode, features, detect },
+  };
 }
 
 /** Renders the lip-synced video and its thumbnail; removes partial outputs on failure or abort. */
@@ -268,5 +273,5 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   timings.total = performance.now() - started;
   options.onProgress?.(100);
   logger.info('render finished', { frames, ms: Math.round(timings.total) });
-  return { durationSeconds: audio.durationSeconds, frames, fps, size, stageTimings: timings, mouth: job.mouth, crop };
+  return { durationSeconds: audio.durationSeconds, frames, fps, size, stageTimings: timings, mouth: job.mouth, crop, face: job.face, framing: job.framing };
 }

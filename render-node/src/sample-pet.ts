@@ -1,3 +1,4 @@
+import type { FaceHints } from '@petsing/workflows';
 import sharp from 'sharp';
 
 /**
@@ -35,6 +36,17 @@ export function samplePetSvg(options: { background?: boolean } = {}): string {
   <path d="M224 314 Q 240 326 256 312 Q 272 326 288 314" stroke="#5b3a24" stroke-width="4" fill="none" stroke-linecap="round"/>
 </svg>`;
 }
+
+/** Where the drawing's face is, as fractions of the picture: renders of it never depend on detection. */
+export const SAMPLE_PET_FACE: FaceHints = {
+  eyes: [
+    { x: 206 / 512, y: 198 / 512 },
+    { x: 306 / 512, y: 198 / 512 },
+  ],
+  nose: { x: 256 / 512, y: 272 / 512 },
+  mouth: { x: 256 / 512, y: 314 / 512 },
+  chin: { x: 256 / 512, y: 352 / 512 },
+};
 
 /** The sample pet as a PNG of `size`×`size` pixels. */
 export async function renderSamplePet(size = 512, options: { background?: boolean } = {}): Promise<Buffer> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';
-import { renderSamplePet } from './sample-pet.ts';
+import { renderSamplePet, SAMPLE_PET_FACE } from './sample-pet.ts';
 import { withScratchDirectory } from './scratch-directory.ts';
 
 /**
@@ -23,6 +23,6 @@ export async function renderTemplatePreview(options: {
   return withScratchDirectory('petsing-preview', async (dir) => {
     const imagePath = join(dir, 'sample-pet.png');
     await writeFile(imagePath, await renderSamplePet(1024));
-    return await renderVideo({ ...options, imagePath, watermark: false });
+    return await renderVideo({ ...options, imagePath, watermark: false, faceHints: SAMPLE_PET_FACE });
   });
 }

@@ -161,37 +161,44 @@ describe('model contract', () => {
 });
 
 describe('optional ONNX detector', () => {
-  it('maps its letterboxed output back to photo pixels and drops low scores', async () => {
+  it('maps its letterboxed landmarks back to photo pixels and drops low scores', async () => {
     const { floatTensor } = await import('../src/onnx-writer.ts');
-    const { loadOnnxMouthDetector } = await import('../src/onnx-detector.ts');
-    // score = 10 × mean brightness (clipped), then a fixed mouth at (0.5, 0.6) with face width 0.25.
+    const { loadOnnxFaceDetector } = await import('../src/onnx-detector.ts');
+    // score = 10 × mean brightness (clipped), then fixed landmarks (fractions of D): eyes, nose, mouth,
+    // chin, mouth corners (the second one negative: not visible), head box.
+    const landmarks = [0.4, 0.4, 0.6, 0.4, 0.5, 0.5, 0.5, 0.6, 0.5, 0.7, 0.45, 0.6, -1, -1, 0.3, 0.3, 0.4, 0.5];
     const bytes = encodeOnnxModel({
       graphName: 'detector',
       producer: 'test',
       opset: 13,
       metadata: {},
       inputs: [{ name: 'image', shape: [1, 3, 64, 64] }],
-      outputs: [{ name: 'mouth', shape: [1, 4] }],
-      initializers: [floatTensor('ten', [], [10]), floatTensor('zero', [], [0]), floatTensor('one', [], [1]), floatTensor('box', [1, 3], [0.5, 0.6, 0.25])],
+      outputs: [{ name: 'face', shape: [1, 19] }],
+      initializers: [floatTensor('ten', [], [10]), floatTensor('zero', [], [0]), floatTensor('one', [], [1]), floatTensor('points', [1, 18], landmarks)],
       nodes: [
         { op: 'ReduceMean', inputs: ['image'], outputs: ['mean'], attributes: [{ name: 'axes', kind: 'ints', value: [2, 3] }, { name: 'keepdims', kind: 'int', value: 0 }] },
         { op: 'ReduceMean', inputs: ['mean'], outputs: ['brightness'], attributes: [{ name: 'axes', kind: 'ints', value: [1] }, { name: 'keepdims', kind: 'int', value: 1 }] },
         { op: 'Mul', inputs: ['brightness', 'ten'], outputs: ['raw_score'] },
         { op: 'Clip', inputs: ['raw_score', 'zero', 'one'], outputs: ['score'] },
-        { op: 'Concat', inputs: ['score', 'box'], outputs: ['mouth'], attributes: [{ name: 'axis', kind: 'int', value: 1 }] },
+        { op: 'Concat', inputs: ['score', 'points'], outputs: ['face'], attributes: [{ name: 'axis', kind: 'int', value: 1 }] },
       ],
     });
     const path = join(dir, 'detector.onnx');
     await writeFile(path, bytes);
-    const detector = await loadOnnxMouthDetector(path);
+    const detector = await loadOnnxFaceDetector(path);
     const bright = { width: 200, height: 100, data: Buffer.alloc(200 * 100 * 3, 200) };
     const found = await detector.detect(bright);
+    if (!('mouth' in found)) throw new Error(`no face: ${found.reason}`);
     // 200×100 letterboxed into 64×64: scale 0.32, 16 px of padding above.
-    expect(found?.centreX).toBeCloseTo(100, 3);
-    expect(found?.upperLipY).toBeCloseTo((0.6 * 64 - 16) / 0.32, 3);
-    expect(found?.faceWidth).toBeCloseTo(50, 3);
+    const toY = (v: number) => (v * 64 - 16) / 0.32;
+    expect(found.mouth[0]).toBeCloseTo(100, 3);
+    expect(found.mouth[1]).toBeCloseTo(toY(0.6), 3);
+    expect(found.eyes[0][0]).toBeCloseTo(80, 3);
+    expect(found.chin[1]).toBeCloseTo(toY(0.7), 3);
+    expect(found.mouthCorners).toBeNull();
+    expect(found.head.width).toBeCloseTo(0.4 * 200, 3);
     // A square black photo needs no letterbox padding, so the score is 0: no face.
     const dark = { width: 100, height: 100, data: Buffer.alloc(100 * 100 * 3, 0) };
-    expect(await detector.detect(dark)).toBeNull();
+    expect('reason' in (await detector.detect(dark))).toBe(true);
   });
 });

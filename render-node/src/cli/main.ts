@@ -9,10 +9,12 @@ import { isRenderError } from '../errors.ts';
 import { encoderArgs } from '../ffmpeg-encoder.ts';
 import { loadLipSyncModel, type LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
-import { detectMouthHeuristic, DetectionFailure, type MouthDetector } from '../mouth-detector.ts';
-import { loadOnnxMouthDetector } from '../onnx-detector.ts';
+import { classicalFaceDetector } from '../face-detector.ts';
+import { decodeImage } from '../image-decoder.ts';
+import { loadOnnxFaceDetector } from '../onnx-detector.ts';
+import { DetectionFailure, scaleFace, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
-import { renderSamplePet } from '../sample-pet.ts';
+import { renderSamplePet, SAMPLE_PET_FACE } from '../sample-pet.ts';
 import { writeSyntheticSong } from './synthetic-audio.ts';
 
 const run = promisify(execFile);
@@ -23,9 +25,14 @@ const USAGE = `render-node: the petsing render node's tools
                      [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
                      [--cuda-fallback cpu|refuse] [--no-watermark] [--size 512] [--fps 25]
                      [--batch-size 32] [--detector-model d.onnx] [--no-idle-motion]
+                     [--mouth X,Y] [--json]
+  render-node detect --image pet.jpg [--json] [--detector-model d.onnx]
   render-node bench  [--seconds 20] [--size 512] [--fps 25] [--model m.onnx] [--provider cpu|cuda]
                      [--preset veryfast] [--keep DIR]
   render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
+
+--mouth: where the pet's mouth is, in pixels of the photo (after EXIF orientation); the render uses it
+as given. detect --json prints exactly one JSON object: {"face": null} or {"face": {...}} (README).
 
 Defaults come from RENDER_MODEL_PATH, RENDER_EXECUTION_PROVIDER, RENDER_CUDA_FALLBACK,
 RENDER_OUTPUT_SIZE, RENDER_FPS, RENDER_BATCH_SIZE and RENDER_DETECTOR_MODEL_PATH.
@@ -88,8 +95,15 @@ async function renderCommand(argv: string[]): Promise<number> {
       thumbnail: { type: 'string' },
       'no-watermark': { type: 'boolean', default: false },
       'no-idle-motion': { type: 'boolean', default: false },
+      mouth: { type: 'string' },
+      json: { type: 'boolean', default: false },
     },
   });
+  const mouth = values.mouth === undefined ? undefined : parsePoint(values.mouth);
+  if (mouth === null) {
+    console.error('--mouth takes two pixel coordinates of the photo: --mouth 512,640');
+    return 2;
+  }
   if (values.help || !values.image || !values.audio || !values.out) {
     console.error(USAGE);
     return values.help ? 0 : 2;
@@ -103,7 +117,8 @@ async function renderCommand(argv: string[]): Promise<number> {
     batchSize: config.RENDER_BATCH_SIZE,
     logger,
   });
-  const detector = config.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxMouthDetector(config.RENDER_DETECTOR_MODEL_PATH) : undefined;
+  const detector = await loadDetector(config.RENDER_DETECTOR_MODEL_PATH);
+  const faceHints = mouth ? await mouthHint(values.image, mouth) : undefined;
   const thumbnailPath = values.thumbnail ?? values.out.replace(/\.[^./]+$/, '') + '.jpg';
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
@@ -116,14 +131,21 @@ async function renderCommand(argv: string[]): Promise<number> {
     thumbnailPath,
     watermark: !values['no-watermark'],
     idleMotion: !values['no-idle-motion'],
+    ...(faceHints ? { faceHints } : {}),
     size: config.RENDER_OUTPUT_SIZE,
     fps: config.RENDER_FPS,
-    onProgress: progressBar('rendering'),
+    onProgress: values.json ? undefined : progressBar('rendering'),
     signal: controller.signal,
     logger,
   });
   await model.release();
   const seconds = result.stageTimings.total / 1000;
+  if (values.json) {
+    const stageMs = Object.fromEntries(Object.entries(result.stageTimings).map(([stage, ms]) => [stage, Math.round(ms)]));
+    const crop = Object.fromEntries(Object.entries(result.framing).map(([key, value]) => [key, Math.round(value)]));
+    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.size, height: result.size, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, face: faceJson(result.face), stage_ms: stageMs }));
+    return 0;
+  }
   console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
   return 0;
 }
@@ -174,14 +196,14 @@ async function benchCommand(argv: string[]): Promise<number> {
     console.log(`render benchmark: ${seconds} s clip, ${size}x${size}, ${fps} fps, model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}`);
     console.log(`machine: ${availableParallelism()} cores, ${cpu}, node ${process.version}`);
 
-    const render = await renderVideo({ model, imagePath, audioPath, outputPath, thumbnailPath: join(dir, 'bench.jpg'), watermark: true, size, fps, preset: values.preset });
+    const render = await renderVideo({ model, imagePath, audioPath, outputPath, thumbnailPath: join(dir, 'bench.jpg'), watermark: true, faceHints: SAMPLE_PET_FACE, size, fps, preset: values.preset });
     const wall = render.stageTimings.total / 1000;
     console.log(`\nfull render (stages overlap, so the stage times add up to more than the total):`);
     console.log(stageTable(render.stageTimings, render.frames));
     console.log(`  => ${render.frames} frames in ${wall.toFixed(2)} s: ${(render.frames / wall).toFixed(1)} fps, real-time factor ${(wall / render.durationSeconds).toFixed(3)}`);
 
     // Same frames again, written to a file during a second render, then encoded alone: the ceiling.
-    await renderVideo({ model, imagePath, audioPath, outputPath: join(dir, 'bench-2.mp4'), thumbnailPath: join(dir, 'bench-2.jpg'), watermark: true, size, fps, preset: values.preset, rawFramesPath: rawPath });
+    await renderVideo({ model, imagePath, audioPath, outputPath: join(dir, 'bench-2.mp4'), thumbnailPath: join(dir, 'bench-2.jpg'), watermark: true, faceHints: SAMPLE_PET_FACE, size, fps, preset: values.preset, rawFramesPath: rawPath });
     const encodeStarted = performance.now();
     await run('ffmpeg', encoderArgs({ width: size, height: size, fps, audioPath, outputPath: join(dir, 'encoder-only.mp4'), preset: values.preset }, rawPath));
     const encodeSeconds = (performance.now() - encodeStarted) / 1000;
@@ -255,11 +277,13 @@ async function doctorCommand(argv: string[]): Promise<number> {
       const png = await renderSamplePet(512);
       const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
       const image = { width: info.width, height: info.height, data };
-      let detector: MouthDetector | undefined;
-      if (config.RENDER_DETECTOR_MODEL_PATH) detector = await loadOnnxMouthDetector(config.RENDER_DETECTOR_MODEL_PATH);
-      const found = detector ? await detector.detect(image) : detectMouthHeuristic(image);
-      if (!found || found instanceof DetectionFailure) throw new Error(found ? found.reason : 'no face');
-      return `${found.method}; mouth at (${found.centreX.toFixed(0)}, ${found.upperLipY.toFixed(0)}), confidence ${found.confidence}`;
+      const detector = await loadDetector(config.RENDER_DETECTOR_MODEL_PATH);
+      const found = await detector.detect(image);
+      if (found instanceof DetectionFailure) throw new Error(found.reason);
+      const expected = SAMPLE_PET_FACE.mouth;
+      const off = Math.hypot(found.mouth[0] / 512 - expected.x, found.mouth[1] / 512 - expected.y);
+      if (off > 0.08) throw new Error(`mouth found at (${found.mouth.map(Math.round).join(', ')}), ${(off * 512).toFixed(0)} px from the drawn one`);
+      return `${found.method}; mouth at (${found.mouth.map(Math.round).join(', ')}), confidence ${found.confidence.toFixed(2)}`;
     }),
   );
   await (model as LipSyncModel | undefined)?.release();
@@ -268,10 +292,77 @@ async function doctorCommand(argv: string[]): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
+async function loadDetector(modelPath: string | undefined): Promise<FaceDetector> {
+  return modelPath ? await loadOnnxFaceDetector(modelPath) : classicalFaceDetector;
+}
+
+/** "x,y" → a point; null when it is not two finite numbers. */
+function parsePoint(text: string): Point | null {
+  const parts = text.split(',').map((part) => Number(part.trim()));
+  return parts.length === 2 && parts.every((n) => Number.isFinite(n) && n >= 0) ? [parts[0]!, parts[1]!] : null;
+}
+
+/** A mouth given in photo pixels, as the fractions the render's hints use. */
+async function mouthHint(imagePath: string, [x, y]: Point) {
+  const image = await decodeImage(imagePath);
+  if (x > image.orientedWidth || y > image.orientedHeight) {
+    throw new RangeError(`--mouth ${x},${y} lies outside the ${image.orientedWidth}×${image.orientedHeight} photo`);
+  }
+  return { mouth: { x: x / image.orientedWidth, y: y / image.orientedHeight } };
+}
+
+const rounded = (p: Point): Point => [Math.round(p[0]), Math.round(p[1])];
+
+/** The face as `detect --json` and `render --json` print it: source pixels, snake_case. */
+function faceJson(face: PetFace) {
+  const h = face.head;
+  return {
+    confidence: Math.round(face.confidence * 100) / 100,
+    eyes: [rounded(face.eyes[0]), rounded(face.eyes[1])],
+    nose: rounded(face.nose),
+    mouth: rounded(face.mouth),
+    mouth_corners: face.mouthCorners ? [rounded(face.mouthCorners[0]), rounded(face.mouthCorners[1])] : null,
+    chin: rounded(face.chin),
+    head: { left: Math.round(h.left), top: Math.round(h.top), width: Math.round(h.width), height: Math.round(h.height) },
+  };
+}
+
+async function detectCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { image: { type: 'string' }, json: { type: 'boolean', default: false }, 'detector-model': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+  if (values.help || !values.image) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const detector = await loadDetector(values['detector-model'] ?? process.env.RENDER_DETECTOR_MODEL_PATH);
+  const image = await decodeImage(values.image);
+  const found = await detector.detect(image);
+  const face = found instanceof DetectionFailure ? null : scaleFace(found, image.orientedWidth / image.width);
+  if (values.json) {
+    console.log(JSON.stringify({ face: face ? faceJson(face) : null }));
+    return 0;
+  }
+  if (!face) {
+    console.log(`no pet face found in ${values.image} (${image.orientedWidth}×${image.orientedHeight}): ${(found as DetectionFailure).reason}`);
+    return 0;
+  }
+  const f = faceJson(face);
+  console.log(`pet face in ${values.image} (${image.orientedWidth}×${image.orientedHeight}), confidence ${f.confidence} (${face.method}):`);
+  console.log(`  eyes   ${JSON.stringify(f.eyes)}
+  nose   ${JSON.stringify(f.nose)}
+  mouth  ${JSON.stringify(f.mouth)}  corners ${JSON.stringify(f.mouth_corners)}`);
+  console.log(`  chin   ${JSON.stringify(f.chin)}
+  head   ${JSON.stringify(f.head)}`);
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === 'render') return await renderCommand(rest);
+    if (command === 'detect') return await detectCommand(rest);
     if (command === 'bench') return await benchCommand(rest);
     if (command === 'doctor') return await doctorCommand(rest);
     console.error(USAGE);

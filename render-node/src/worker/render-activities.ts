@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { FAILURE_TYPES, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
+import { FAILURE_TYPES, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { isRenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
-import type { MouthDetector } from '../mouth-detector.ts';
+import { classicalFaceDetector } from '../face-detector.ts';
+import { decodeImage } from '../image-decoder.ts';
+import { DetectionFailure, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
+import { withScratchDirectory } from '../scratch-directory.ts';
 
 /** How often a render heartbeats even when no frame finished (decoding, uploading). */
 const HEARTBEAT_INTERVAL_MS = 5_000;
@@ -25,8 +28,8 @@ export type RenderActivityDependencies = {
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
   signalProgress(workflowId: string, percent: number): Promise<void>;
-  /** An optional learned mouth detector (RENDER_DETECTOR_MODEL_PATH); the heuristic one otherwise. */
-  detector?: MouthDetector;
+  /** An optional learned face detector (RENDER_DETECTOR_MODEL_PATH); the classical one otherwise. */
+  detector?: FaceDetector;
 };
 
 /**
@@ -58,6 +61,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           outputPath,
           thumbnailPath,
           watermark: input.watermark,
+          ...(input.face ? { faceHints: input.face } : {}),
           size: deps.size,
           fps: deps.fps,
           signal: context.cancellationSignal,
@@ -84,21 +88,42 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           frames: result.frames,
         };
       } catch (error) {
-        if (isRenderError(error) && error.permanent) {
-          throw ApplicationFailure.create({
-            message: error.message,
-            type: FAILURE_TYPES.permanent,
-            nonRetryable: true,
-            details: [{ code: error.code, hint: error.hint }],
-          });
-        }
-        throw error;
+        throw toActivityFailure(error);
       } finally {
         clearInterval(heartbeat);
         await rm(directory, { recursive: true, force: true });
       }
     },
+
+    async detectFace(input: DetectFaceInput): Promise<DetectFaceResult> {
+      return withScratchDirectory('petsing-detect', async (directory) => {
+        try {
+          const imagePath = join(directory, 'image');
+          await download(deps.objects, input.imageKey, imagePath);
+          const image = await decodeImage(imagePath);
+          const found = await (deps.detector ?? classicalFaceDetector).detect(image);
+          // Fractions of the decoded (downscaled, oriented) image are fractions of the photo as seen.
+          const face = found instanceof DetectionFailure ? null : faceToFractions(found, image.width, image.height);
+          return { width: image.orientedWidth, height: image.orientedHeight, face };
+        } catch (error) {
+          throw toActivityFailure(error);
+        }
+      });
+    },
   };
+}
+
+/** Permanent render errors (bad input) become non-retryable failures carrying their code and hint. */
+function toActivityFailure(error: unknown): unknown {
+  if (isRenderError(error) && error.permanent) {
+    return ApplicationFailure.create({
+      message: error.message,
+      type: FAILURE_TYPES.permanent,
+      nonRetryable: true,
+      details: [{ code: error.code, hint: error.hint }],
+    });
+  }
+  return error;
 }
 
 async function download(objects: ObjectStore, key: string, path: string): Promise<void> {

@@ -20,7 +20,7 @@ import {
 import { createObjectStore, type ObjectStore } from '@petsing/workflows/storage';
 import { renderNodeEnvSchema } from '../config.ts';
 import { loadLipSyncModel } from '../lipsync-model.ts';
-import { loadOnnxMouthDetector } from '../onnx-detector.ts';
+import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import type { Logger } from '../logger.ts';
 import { createRenderActivities } from './render-activities.ts';
 
@@ -56,7 +56,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
     ...(modelPath ? { modelPath } : {}),
   });
   logger.info('lip-sync model ready', { source: model.source, provider: model.provider, faceSize: model.faceSize });
-  const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxMouthDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
+  const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
 
   const temporal = await connectTemporalClient(env);
   const connection = await connectTemporalWorker(env);
