@@ -22,6 +22,50 @@ export const RenderOutcome = z.object({
 });
 export type RenderOutcome = z.infer<typeof RenderOutcome>;
 
+/** A point as fractions (0-1) of the photo's width and height, after EXIF orientation. */
+export const FacePoint = z.object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) });
+export type FacePoint = z.infer<typeof FacePoint>;
+
+/**
+ * What the person says about their pet's face (`face` on every create surface): the mouth, and
+ * optionally the nose, chin and eyes. A render uses the mouth point as given (refined locally at most).
+ */
+export const FaceHints = z.object({
+  mouth: FacePoint,
+  nose: FacePoint.optional(),
+  chin: FacePoint.optional(),
+  eyes: z.tuple([FacePoint, FacePoint]).optional(),
+});
+export type FaceHints = z.infer<typeof FaceHints>;
+
+/** A point found by a render node, as fractions of the photo; estimated points may lie just outside 0-1. */
+const FoundPoint = z.object({ x: z.number(), y: z.number() });
+
+/** The landmarks a render node found, as fractions of the photo's width and height (after EXIF orientation). */
+export const FoundFace = z.object({
+  confidence: z.number().min(0).max(1),
+  /** Left to right in the image; an eye hidden in a profile is estimated. */
+  eyes: z.tuple([FoundPoint, FoundPoint]),
+  /** For birds, the beak tip. */
+  nose: FoundPoint,
+  mouth: FoundPoint,
+  mouth_corners: z.tuple([FoundPoint, FoundPoint]).nullable(),
+  chin: FoundPoint,
+  head: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }),
+});
+export type FoundFace = z.infer<typeof FoundFace>;
+
+export const DetectFaceInput = z.object({ imageKey: z.string() });
+export type DetectFaceInput = z.infer<typeof DetectFaceInput>;
+
+/** The photo's size after EXIF orientation, and its face (null: no pet face found). */
+export const DetectFaceResult = z.object({
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+  face: FoundFace.nullable(),
+});
+export type DetectFaceResult = z.infer<typeof DetectFaceResult>;
+
 export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
@@ -33,6 +77,8 @@ export const RenderPlan = z.object({
   /** Set when the audio is already prepared (template songs are prepared once, at seed time). */
   preparedAudio: PreparedAudio.optional(),
   watermark: z.boolean(),
+  /** The person's corrections of the face (fractions of the photo). */
+  face: FaceHints.optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
@@ -50,6 +96,8 @@ export const RenderLipSyncInput = z.object({
   watermark: z.boolean(),
   outputKey: z.string(),
   thumbnailKey: z.string(),
+  /** The person's corrections of the face (fractions of the photo); the render uses their mouth point. */
+  face: FaceHints.optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 
@@ -106,4 +154,6 @@ export interface ControlActivities {
 /** The render-node activities, served on TASK_QUEUES.render. */
 export interface RenderActivities {
   renderLipSync(input: RenderLipSyncInput): Promise<RenderLipSyncResult>;
+  /** Finds the pet's face on a stored photo; short, so a person can see it before paying. */
+  detectFace(input: DetectFaceInput): Promise<DetectFaceResult>;
 }
