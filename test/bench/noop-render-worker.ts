@@ -44,6 +44,8 @@ export async function startNoopRenderWorker(options: {
       ]);
       return { outputKey, thumbnailKey, durationSeconds: 1, frames: 25 };
     },
+    // The benchmark creates from image URLs only, which the render step checks; no photo is checked ahead.
+    detectFace: async () => ({ width: 1, height: 1, face: null }),
   };
   const connection = await NativeConnection.connect({ address: options.address });
   const worker = await Worker.create({

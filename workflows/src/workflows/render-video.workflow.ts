@@ -138,6 +138,7 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       watermark: plan.watermark,
       outputKey: keys.output,
       thumbnailKey: keys.thumbnail,
+      ...(plan.face ? { face: plan.face } : {}),
     })
     .finally(() => (rendering = false));
 

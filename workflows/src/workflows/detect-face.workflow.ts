@@ -1,0 +1,24 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { FAILURE_TYPES, TASK_QUEUES } from '../constants.ts';
+import type { DetectFaceInput, DetectFaceResult, RenderActivities } from '../contract.ts';
+
+/**
+ * A person waits for this answer before paying, so the timeouts are tight: a node that does not pick the
+ * check up soon is busy or absent, and the caller is better told to retry than kept waiting. The API
+ * gives up (and terminates the workflow) sooner still; these bound a workflow whose caller is gone.
+ */
+const render = proxyActivities<RenderActivities>({
+  taskQueue: TASK_QUEUES.render,
+  scheduleToStartTimeout: '1 minute',
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    maximumAttempts: 2,
+    nonRetryableErrorTypes: [FAILURE_TYPES.permanent],
+  },
+});
+
+/** Finds the pet's face on a stored photo, where the detector lives: on a render node. */
+export async function detectFace(input: DetectFaceInput): Promise<DetectFaceResult> {
+  return render.detectFace(input);
+}
