@@ -112,7 +112,7 @@ describe('MCP endpoint', () => {
     expect(client.getInstructions()).toContain('create_video');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['create_video', 'delete_video', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos', 'wait_for_video'],
+      ['check_photo', 'create_video', 'delete_video', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos', 'wait_for_video'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toEqual(expect.any(String));
@@ -122,7 +122,9 @@ describe('MCP endpoint', () => {
       expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), idempotentHint: expect.any(Boolean), openWorldHint: expect.any(Boolean) });
     }
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(byName.create_video!.inputSchema.required).toEqual(['template_id', 'image_url']);
+    expect(byName.create_video!.inputSchema.required).toEqual(['template_id']);
+    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['face', 'image_id', 'image_url', 'template_id']);
+    expect(byName.check_photo!.inputSchema.required).toEqual(['image_url']);
     expect(byName.create_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(byName.delete_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });

@@ -23,8 +23,13 @@ describe('web video creation and deletion', () => {
   const subscribe = async (userId: string) => {
     await service.database.db.updateTable('users').set({ subscription_status: 'active' }).where('id', '=', userId).execute();
   };
+  /**
+   * These tests are about the create flow, so each form points at the pet's mouth unless it says otherwise:
+   * with a hint, the photo is not checked by a render node (none runs here; faces.test.ts covers the check).
+   */
   const form = (parts: Record<string, Part | Part[]>) => {
     const data = new FormData();
+    if (parts.image && parts.face === undefined) data.append('face', JSON.stringify({ mouth: { x: 0.5, y: 0.6 } }));
     for (const [field, values] of Object.entries(parts)) {
       for (const part of [values].flat()) {
         if (typeof part === 'string') data.append(field, part);

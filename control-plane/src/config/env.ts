@@ -53,6 +53,10 @@ export const controlPlaneEnvSchema = z.object({
     .pipe(z.union([z.tuple([z.literal('*')]), z.array(z.url({ protocol: /^https?$/ }).transform((url) => new URL(url).origin))])),
   /** Development only: accept http:// image URLs (https is required otherwise). */
   ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
+  /** Development only: every user URL may use http://, any port, and loopback or private hosts (metadata endpoints stay refused). */
+  DEV_ALLOW_LOCAL_URLS: booleanFlag(false),
+  /** How long POST /v1/images (and a web create that checks its photo) waits for a render node to find the face. */
+  FACE_DETECTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(30_000),
   DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   /** yt-dlp binary that turns a short-video page URL into its media URL (POST /social/extract-audio). */
   YTDLP_PATH: optionalString,

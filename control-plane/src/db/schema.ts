@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { FaceHints, FoundFace } from '@petsing/workflows';
 
 /** Kysely's view of the schema built by the migrations in ./migrations. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -64,6 +65,8 @@ export interface VideosTable {
   failure_reason: string | null;
   workflow_id: string | null;
   source_image_url: string | null;
+  /** The person's corrections of the face; null when none were given. */
+  face_hints: ColumnType<FaceHints | null, string | null | undefined, string | null>;
   credit_returned_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -188,6 +191,18 @@ export interface HostedAudioTable {
   created_at: Timestamp;
 }
 
+export interface ImagesTable {
+  id: string;
+  user_id: string;
+  object_key: string;
+  width: number;
+  height: number;
+  /** What a render node found; null: no pet face. Written as JSON text. */
+  face: ColumnType<FoundFace | null, string | null, string | null>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
@@ -219,6 +234,7 @@ export interface Database {
   purchases: PurchasesTable;
   email_outbox: EmailOutboxTable;
   hosted_audio: HostedAudioTable;
+  images: ImagesTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -232,3 +248,4 @@ export type ApiKey = Selectable<ApiKeysTable>;
 export type HostedAudio = Selectable<HostedAudioTable>;
 export type Purchase = Selectable<PurchasesTable>;
 export type NewPurchase = Insertable<PurchasesTable>;
+export type Image = Selectable<ImagesTable>;

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import type { Video } from '../db/schema.ts';
-import { notFound } from '../errors/app-error.ts';
+import type { FaceHints } from '@petsing/workflows';
+import type { Image, Video } from '../db/schema.ts';
+import { AppError, notFound } from '../errors/app-error.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import type { ApiCredential } from '../services/api-key.service.ts';
 import { CREDITS_PER_VIDEO } from '../services/credit.service.ts';
+import type { ApiVideoPhoto } from '../services/video.service.ts';
 import { templateMediaUrl } from './routes/service.routes.ts';
 
 const RECENT_LEDGER_ENTRIES = 20;
@@ -74,8 +76,12 @@ export function apiRepresentations(context: AppContext) {
     },
 
     /** Creates an API video (one credit) and answers CreatedApiVideo. */
-    createVideo: async (userId: string, request: { template_id: string; image_url: string }) => {
-      const { video: created, creditsRemaining } = await videos.createApiVideo(userId, { templateId: request.template_id, imageUrl: request.image_url });
+    createVideo: async (userId: string, request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined }) => {
+      const { video: created, creditsRemaining } = await videos.createApiVideo(userId, {
+        templateId: request.template_id,
+        photo: apiVideoPhoto(request),
+        ...(request.face ? { face: request.face } : {}),
+      });
       return {
         id: created.id,
         status: 'processing' as const,
@@ -85,6 +91,25 @@ export function apiRepresentations(context: AppContext) {
       };
     },
   };
+}
+
+/** ApiImage: a checked photo, for /v1, MCP and the web app alike. */
+export const imageRepresentation = (record: Image) => ({
+  id: record.id,
+  width: record.width,
+  height: record.height,
+  face: record.face,
+  expires_at: record.expires_at.toISOString(),
+});
+
+/** Exactly one of image_url and image_id (a rule JSON Schema cannot carry into the MCP tool's input). */
+function apiVideoPhoto(request: { image_url?: string | undefined; image_id?: string | undefined }): ApiVideoPhoto {
+  if (request.image_url !== undefined && request.image_id !== undefined) {
+    throw new AppError('invalid_request', 'Send either image_url or image_id, not both.');
+  }
+  if (request.image_url !== undefined) return { url: request.image_url };
+  if (request.image_id !== undefined) return { imageId: request.image_id };
+  throw new AppError('invalid_request', 'The request needs image_url (a public photo URL) or image_id (from POST /v1/images).');
 }
 
 export type ApiRepresentations = ReturnType<typeof apiRepresentations>;

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Scope } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { apiRepresentations } from '../http/api-representations.ts';
+import { apiRepresentations, imageRepresentation } from '../http/api-representations.ts';
 import { errorBody } from '../http/errors.ts';
 import { assertScope } from '../http/middleware/api-auth.ts';
 import { accountRateSubject, rateLimitedError } from '../http/middleware/rate-limit.ts';
@@ -17,6 +17,7 @@ import {
   CreateApiVideoRequest,
   CreatedApiVideo,
 } from '../http/schemas/public-api.schemas.ts';
+import { ApiImage, CheckImageUrlRequest } from '../http/schemas/image.schemas.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import type { ApiCredential } from '../services/api-key.service.ts';
 
@@ -26,7 +27,7 @@ const WAIT_POLL_MS = 1_000;
 const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 
 /** Tools that spend credits or destroy data: they need videos:write and count against the write rate. */
-export const WRITE_TOOLS = new Set(['create_video', 'delete_video']);
+export const WRITE_TOOLS = new Set(['create_video', 'delete_video', 'check_photo']);
 
 // Schemas are passed as raw shapes (.shape): the /v1 schemas' registered ids would turn each root into a $ref,
 // and MCP requires type object there.
@@ -38,7 +39,7 @@ const videoIdInput = { video_id: z.uuid().describe('The video id (uuid) returned
  */
 export function getServer(context: AppContext, credential: ApiCredential): McpServer {
   const { baseUrl } = context.config;
-  const { videos, rateLimiter } = context.services;
+  const { videos, images, rateLimiter } = context.services;
   const represent = apiRepresentations(context);
   const { userId } = credential;
   const server = new McpServer(
@@ -47,7 +48,8 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       instructions:
         'Turns a photo of a pet into a lip-synced singing video. Typical flow: list_templates, then create_video with a ' +
         'template id and a public https photo URL (costs one credit; check get_credits first), then wait_for_video until ' +
-        'the status is completed and hand the video_url to the user.',
+        'the status is completed and hand the video_url to the user. To check a photo first (free), call check_photo and ' +
+        'create with its image_id; when it finds no face, ask the user where the pet\'s mouth is and pass it as face.mouth.',
     },
   );
 
@@ -87,8 +89,10 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       title: 'Create a singing pet video',
       description:
         'Starts rendering a video of the pet in the photo singing the template song. Costs one credit (fails with ' +
-        'insufficient_credits when the balance is 0). The photo must be a public https URL of a JPEG, PNG, WebP or HEIC ' +
-        'image up to 15 MB. Returns at once with status processing; then call wait_for_video with the returned id.',
+        'insufficient_credits when the balance is 0). The photo is either image_url, a public https URL of a JPEG, PNG, WebP or ' +
+        'HEIC image up to 15 MB, or image_id from check_photo (exactly one). face optionally corrects where the pet\'s face is; ' +
+        'an image_id whose check found no face needs face.mouth (else face_not_found, nothing charged). Returns at once with ' +
+        'status processing; then call wait_for_video with the returned id.',
       inputSchema: CreateApiVideoRequest.shape,
       outputSchema: { ...CreatedApiVideo.shape, next_step: z.string().describe('How to follow the render to its end.') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -101,6 +105,25 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
           ...created,
           next_step: `Call wait_for_video with video_id ${created.id} (renders take about a minute), or get_video about every 10 seconds until status is completed or failed.`,
         };
+      }),
+  );
+
+  server.registerTool(
+    'check_photo',
+    {
+      title: 'Check a pet photo',
+      description:
+        'Downloads the photo at image_url (a public https URL of a JPEG, PNG, WebP or HEIC image up to 15 MB), finds the pet\'s face and ' +
+        'keeps the photo for 24 hours. Free. Returns an id to pass to create_video as image_id, and face: the landmarks as fractions ' +
+        'of the photo\'s width and height, or null when no pet face was found (then create_video needs face.mouth).',
+      inputSchema: CheckImageUrlRequest.shape,
+      outputSchema: ApiImage.shape,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ image_url }) =>
+      run('videos:write', async () => {
+        await countWrite();
+        return imageRepresentation(await images.checkUrl(userId, image_url));
       }),
   );
 

@@ -41,14 +41,29 @@ export class ImageUrlImporter {
   async import(video: Video): Promise<string> {
     if (!video.source_image_url) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
     try {
-      const fetched = await this.fetcher.fetch(video.source_image_url, { maxBytes: IMAGE_URL_MAX_BYTES, accept: 'image', allowHttp: this.allowHttp });
-      const key = `${videoObjectPrefix(video.id)}image.${extensionOf[fetched.contentType] ?? 'bin'}`;
-      await this.objects.put(key, fetched.body, { contentType: fetched.contentType });
+      const photo = await this.fetch(video.source_image_url);
+      const key = `${videoObjectPrefix(video.id)}image.${photo.extension}`;
+      await this.objects.put(key, photo.body, { contentType: photo.contentType });
       await this.videos.setImageKey(video.id, key);
       return key;
     } catch (error) {
       if (error instanceof UrlRefusedError) throw new PermanentRenderFailure(error.code, `The photo could not be fetched: ${error.message}`);
       throw error;
     }
+  }
+
+  /** POST /v1/images: the photo downloaded now, while the caller waits; a failed download answers 400. */
+  async download(url: string): Promise<{ body: Buffer; contentType: string; extension: string }> {
+    try {
+      return await this.fetch(url);
+    } catch (error) {
+      if (error instanceof UrlRefusedError) throw new AppError(error.code, `image_url could not be fetched: ${error.message}`, { hint: error.hint });
+      throw error;
+    }
+  }
+
+  private async fetch(url: string) {
+    const fetched = await this.fetcher.fetch(url, { maxBytes: IMAGE_URL_MAX_BYTES, accept: 'image', allowHttp: this.allowHttp });
+    return { body: fetched.body, contentType: fetched.contentType, extension: extensionOf[fetched.contentType] ?? 'bin' };
   }
 }

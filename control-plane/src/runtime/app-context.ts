@@ -12,7 +12,10 @@ import { RenderScheduler } from '../temporal/render-scheduler.ts';
 import { VideoRenderService } from '../services/video-render.service.ts';
 import { VideoService } from '../services/video.service.ts';
 import { ImageUrlImporter } from '../media/image-url-importer.ts';
-import { createUserUrlFetcher, type UserUrlFetcher } from '../media/safe-fetch.ts';
+import { createConfiguredUserUrlFetcher, type UserUrlFetcher } from '../media/safe-fetch.ts';
+import { ImageRepository } from '../repositories/image.repository.ts';
+import { ImageService } from '../services/image.service.ts';
+import { FaceDetectionClient } from '../temporal/face-detection.ts';
 import { InProcessRateLimitStore, PostgresRateLimitStore, RateLimiter, ratePolicies } from '../services/rate-limiter.ts';
 import { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
 import { IdempotencyService } from '../services/idempotency.service.ts';
@@ -74,6 +77,7 @@ export type ServiceDependencies = {
 
 export function createServices({ config, database, objectStore, temporalClient, logger, signingSecret, userUrlFetcher, devIdentityKeys, videoPageResolver }: ServiceDependencies) {
   const { db } = database;
+  const urlFetcher = userUrlFetcher ?? createConfiguredUserUrlFetcher(config.env.DEV_ALLOW_LOCAL_URLS);
   const userRepository = new UserRepository(db);
   const users = new UserService(userRepository);
   const emailOutbox = new EmailOutboxRepository(db, database.kind === 'postgres');
@@ -90,7 +94,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const speech = new SpeechService(createSpeechProvider(config.env, logger), hostedAudio, objectStore, config.baseUrl, logger);
   const soundtracks = new SoundtrackService(
     videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),
-    userUrlFetcher ?? createUserUrlFetcher(),
+    urlFetcher,
     hostedAudio,
     logger,
     { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
@@ -105,8 +109,15 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);
-  const imageUrls = new ImageUrlImporter(userUrlFetcher ?? createUserUrlFetcher(), objectStore, videoRepository, config.env.ALLOW_HTTP_IMAGE_URLS);
-  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls);
+  const imageUrls = new ImageUrlImporter(urlFetcher, objectStore, videoRepository, config.env.ALLOW_HTTP_IMAGE_URLS);
+  const images = new ImageService(
+    new ImageRepository(db),
+    objectStore,
+    new FaceDetectionClient(temporalClient, config.env.FACE_DETECTION_TIMEOUT_MS),
+    imageUrls,
+    logger,
+  );
+  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images);
   const rateLimiter = new RateLimiter(
     database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
@@ -121,6 +132,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
   );
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger, (video) => email.videoReady(video));
-  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, emailSchedule };
+  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, emailSchedule };
 }
 

@@ -21,6 +21,12 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   const lifecycle = new Lifecycle(logger);
   installTemporalLogging(logger.child({ part: 'temporal' }));
   try {
+    if (config.env.DEV_ALLOW_LOCAL_URLS) {
+      logger.warn(
+        'DEV_ALLOW_LOCAL_URLS=true: user URLs (image_url, soundtrack media) may reach http://, any port, loopback and private '
+          + 'addresses of this machine and its network. For development only; never set it on a server others can reach.',
+      );
+    }
     const context = await openAppContext(config, logger);
     lifecycle.add('database', context.close);
     if (context.database.kind === 'pglite') {
@@ -40,6 +46,8 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       lifecycle.add('control worker', worker.stop);
       const emailDispatch = context.services.emailDispatcher.start();
       lifecycle.add('email dispatcher', emailDispatch.stop);
+      const imageSweep = context.services.images.startSweep();
+      lifecycle.add('expired photo sweep', imageSweep.stop);
     }
     if (parts.api) {
       // Preview clips render in the background on whichever render node is free.

@@ -121,7 +121,9 @@ export class VideoRenderService {
       if (!this.importImage) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
       imageKey = await this.importImage(video);
     }
-    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark };
+    // Every render of the video (re-renders too) uses the person's corrections of the face.
+    const face = video.face_hints ? { face: video.face_hints } : {};
+    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face };
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
     return {
@@ -132,6 +134,7 @@ export class VideoRenderService {
         ? { preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 } }
         : {}),
       watermark,
+      ...face,
     };
   }
 }

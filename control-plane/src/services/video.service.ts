@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { videoObjectPrefix } from '@petsing/workflows';
+import { videoObjectPrefix, type FaceHints } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
@@ -10,6 +10,7 @@ import type { Charge, VideoRepository } from '../repositories/video.repository.t
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
+import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
 
@@ -21,9 +22,17 @@ export type CreateVideoInput = {
   charge: Charge;
   watermark: boolean;
   templateId?: number;
-  image: { upload: MediaUpload } | { url: string };
+  /** A photo to store, a URL the workflow fetches, or a photo the service holds (copied, so the video keeps it). */
+  image: { upload: MediaUpload } | { url: string } | { key: string };
   audio?: { upload: MediaUpload } | { key: string };
+  face?: FaceHints;
 };
+
+/** The photo of an API video: a URL the render fetches, or a photo checked by POST /v1/images. */
+export type ApiVideoPhoto = { url: string } | { imageId: string };
+
+/** The photo of a web video: an uploaded file, or a photo checked by POST /images. */
+export type WebVideoPhoto = { upload: LocalUpload } | { imageId: string };
 
 export type CreatedVideo = { video: Video; creditsRemaining: number };
 
@@ -42,22 +51,31 @@ export class VideoService {
     private readonly downloadUrlTtlSeconds: number,
     private readonly templates: TemplateService,
     private readonly imageUrls: ImageUrlImporter,
+    private readonly images: ImageService,
   ) {}
 
   /**
-   * POST /v1/videos: an API video from a template and a photo URL, paid with one credit. The URL is
-   * vetted now (400 before any charge); the render workflow fetches it.
+   * POST /v1/videos: an API video from a template and a photo, paid with one credit. A photo URL is vetted
+   * now (400 before any charge) and fetched by the render workflow; a checked photo without a face is
+   * refused now unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, input: { templateId: string; imageUrl: string }): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; face?: FaceHints }): Promise<CreatedVideo> {
     const template = await this.findTemplate(input.templateId);
-    await this.imageUrls.vet(input.imageUrl);
+    let image: CreateVideoInput['image'];
+    if ('url' in input.photo) {
+      await this.imageUrls.vet(input.photo.url);
+      image = { url: input.photo.url };
+    } else {
+      image = await this.heldPhoto(userId, input.photo.imageId, input.face);
+    }
     const created = await this.create({
       userId,
       origin: 'api',
       charge: { kind: 'api_credit' },
       watermark: false,
       templateId: template.id,
-      image: { url: input.imageUrl },
+      image,
+      ...(input.face ? { face: input.face } : {}),
     });
     if (!created) {
       throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
@@ -67,9 +85,10 @@ export class VideoService {
 
   /**
    * POST /create-with-template and /create-with-audio: subscribers pay with their plan and get no
-   * watermark; everyone else spends one of this month's free credits and gets a watermark.
+   * watermark; everyone else spends one of this month's free credits and gets a watermark. The photo's
+   * face is checked before paying unless the person pointed at the mouth.
    */
-  async createWebVideo(user: User, sound: WebVideoSound, image: LocalUpload, now = new Date()): Promise<CreatedVideo> {
+  async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, face?: FaceHints, now = new Date()): Promise<CreatedVideo> {
     const subscribed = isSubscribed(user);
     const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
     const created = await this.create({
@@ -78,8 +97,9 @@ export class VideoService {
       charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
       watermark: !subscribed,
       ...('templateId' in sound ? { templateId: sound.templateId } : {}),
-      image: { upload: fileUpload(image) },
+      image: await this.webPhoto(user.id, photo, face),
       ...(audio ? { audio } : {}),
+      ...(face ? { face } : {}),
     });
     if (!created) throw noFreeCredits(now);
     return created;
@@ -120,7 +140,9 @@ export class VideoService {
     const id = randomUUID();
     const prefix = videoObjectPrefix(id);
     try {
-      const imageKey = 'upload' in input.image ? await this.store(`${prefix}image.${input.image.upload.extension}`, input.image.upload) : null;
+      let imageKey: string | null = null;
+      if ('upload' in input.image) imageKey = await this.store(`${prefix}image.${input.image.upload.extension}`, input.image.upload);
+      if ('key' in input.image) imageKey = await this.copy(input.image.key, `${prefix}image${extensionOf(input.image.key)}`);
       let audioKey: string | null = null;
       if (input.audio && 'upload' in input.audio) audioKey = await this.store(`${prefix}audio.${input.audio.upload.extension}`, input.audio.upload);
       if (input.audio && 'key' in input.audio) audioKey = await this.copy(input.audio.key, `${prefix}audio-source`);
@@ -137,6 +159,7 @@ export class VideoService {
           source_image_url: 'url' in input.image ? input.image.url : null,
           audio_key: audioKey,
           has_watermark: input.watermark,
+          face_hints: input.face ? JSON.stringify(input.face) : null,
         },
         input.charge,
       );
@@ -187,6 +210,25 @@ export class VideoService {
     }
   }
 
+  /** A photo the service holds, refused before any charge when it has no face and the person gave no mouth. */
+  private async heldPhoto(userId: string, imageId: string, face: FaceHints | undefined): Promise<{ key: string }> {
+    const image = await this.images.usable(userId, imageId);
+    this.images.assertRenderable(image, face);
+    return { key: image.object_key };
+  }
+
+  /**
+   * A web upload with a mouth hint is stored as it is; without one it is checked first (and kept, so the
+   * web app can retry with its image_id and a hint), since the service holds it and can refuse it unpaid.
+   */
+  private async webPhoto(userId: string, photo: WebVideoPhoto, face: FaceHints | undefined): Promise<CreateVideoInput['image']> {
+    if ('imageId' in photo) return this.heldPhoto(userId, photo.imageId, face);
+    if (face) return { upload: fileUpload(photo.upload) };
+    const checked = await this.images.checkUpload(userId, photo.upload);
+    this.images.assertRenderable(checked, face);
+    return { key: checked.object_key };
+  }
+
   private async findTemplate(id: string, hint?: string) {
     const template = await this.templates.find(id);
     if (!template) throw new AppError('unknown_template', `There is no template with id "${id}".`, hint ? { hint } : {});
@@ -217,12 +259,18 @@ export class VideoService {
 }
 
 /** Opens the file only once the store reads it, so an upload refused before storing holds no descriptor. */
-function fileUpload(file: LocalUpload): MediaUpload {
+export function fileUpload(file: LocalUpload): MediaUpload {
   async function* chunks() {
     yield* createReadStream(file.path);
   }
   return { body: Readable.from(chunks(), { objectMode: false }), contentType: file.contentType, extension: file.extension };
 }
+
+/** ".png" of "images/<id>.png": a copied photo keeps the extension it was stored under. */
+const extensionOf = (key: string) => {
+  const dot = key.lastIndexOf('.');
+  return dot > key.lastIndexOf('/') ? key.slice(dot) : '';
+};
 
 const noFreeCredits = (now: Date) =>
   new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);

@@ -6,6 +6,7 @@ import * as publicApi from './2026-11-26T03-00-00-public-api.ts';
 import * as templatePreparedAudio from './2026-11-26T04-00-00-template-prepared-audio.ts';
 import * as hostedAudio from './2026-11-26T05-00-00-hosted-audio.ts';
 import * as payments from './2026-11-26T07-00-00-payments.ts';
+import * as faces from './2026-11-26T08-00-00-faces.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T04-00-00-template-prepared-audio': templatePreparedAudio,
   '2026-11-26T05-00-00-hosted-audio': hostedAudio,
   '2026-11-26T07-00-00-payments': payments,
+  '2026-11-26T08-00-00-faces': faces,
 };

@@ -3,10 +3,12 @@ import { z } from 'zod';
 import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions.ts';
 import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { apiRepresentations } from '../api-representations.ts';
+import { apiRepresentations, imageRepresentation } from '../api-representations.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
+import { withUploadedPhoto } from '../photo-upload.ts';
+import { ApiImage, CheckImageForm, CheckImageUrlRequest, FACE_HINT } from '../schemas/image.schemas.ts';
 import {
   ApiAccount,
   ApiCredits,
@@ -21,7 +23,7 @@ import { parseBody, parseQuery } from '../validation.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, credentials, rateLimiter, idempotency } = context.services;
+  const { videos, images, credentials, rateLimiter, idempotency } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -55,12 +57,20 @@ export function publicApiRoutes(context: AppContext): Router {
 
   router.post('/videos', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    const request = parseBody(CreateApiVideoRequest, req);
+    const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT });
     const create = async () => ({ status: 202, body: await represent.createVideo(userId, request) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
     if (result.replayed) res.set('Idempotent-Replayed', 'true');
     res.status(result.status).location((result.body as { poll_url: string }).poll_url).json(result.body);
+  });
+
+  router.post('/images', requireScope('videos:write'), async (req, res) => {
+    const { userId } = credentialOf(res);
+    const image = req.is('multipart/form-data')
+      ? await withUploadedPhoto(req, (photo) => images.checkUpload(userId, photo))
+      : await images.checkUrl(userId, parseBody(CheckImageUrlRequest, req).image_url);
+    res.status(201).json(imageRepresentation(image));
   });
 
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
@@ -119,7 +129,35 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     },
     responses: {
       202: jsonResponse('Queued; poll poll_url until status is completed.', CreatedApiVideo, rateLimitHeaders),
-      ...errorResponses('invalid_request', 'unauthorized', 'insufficient_credits', 'forbidden', 'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable'),
+      ...errorResponses(
+        'invalid_request', 'unknown_template', 'image_url_refused', 'unknown_image', 'face_not_found', 'unauthorized', 'insufficient_credits', 'forbidden',
+        'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable',
+      ),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: '/v1/images', operationId: 'checkApiImage', tags: ['public-api'], summary: 'Check a photo before paying: find the pet\'s face',
+    description:
+      'Stores the photo for 24 hours and answers where the pet\'s face is (null when no pet face is found). Free. Send the photo as '
+      + 'multipart/form-data (`image`) or as JSON `{"image_url"}` (vetted like image_url of POST /v1/videos). Then create with `image_id`, '
+      + 'plus `face` to correct the points; a photo without a found face needs `face.mouth`. 503 face_detection_unavailable (with Retry-After) '
+      + 'when no render node answers in time.',
+    security: writeSecurity,
+    request: {
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: CheckImageUrlRequest },
+          'multipart/form-data': { schema: CheckImageForm, encoding: { image: { contentType: 'image/png, image/jpeg, image/webp' } } },
+        },
+      },
+    },
+    responses: {
+      201: jsonResponse('The photo is stored; its face, if found.', ApiImage, rateLimitHeaders),
+      ...errorResponses(
+        'invalid_request', 'malformed_json', 'image_url_refused', 'image_url_unreachable', 'image_url_too_large', 'image_url_unsupported_type',
+        'unsupported_image_format', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'face_detection_unavailable',
+      ),
     },
   });
   registry.registerPath({

@@ -1,15 +1,20 @@
 import { Router } from 'express';
+import { FaceHints } from '@petsing/workflows';
+import { z } from 'zod';
 import type { User } from '../../db/schema.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { MIN_AUDIO_SECONDS } from '../../media/audio-preparer.ts';
 import { normalizeAudioUpload } from '../../media/audio-upload.ts';
-import { assertDecodableImage } from '../../media/image-upload.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import type { CreatedVideo, WebVideoSound } from '../../services/video.service.ts';
+import type { CreatedVideo, WebVideoPhoto, WebVideoSound } from '../../services/video.service.ts';
+import { imageRepresentation } from '../api-representations.ts';
+import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { readMultipart, type MultipartForm, type UploadRule } from '../multipart.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
+import { IMAGE_UPLOAD, requiredImage, withUploadedPhoto } from '../photo-upload.ts';
+import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
 import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
 import { parseBody } from '../validation.ts';
@@ -18,13 +23,9 @@ import { idTokenSecurity } from './web-app.routes.ts';
 
 const MB = 1024 * 1024;
 
-/** The pet photo of web uploads: HEIC (accepted from image URLs) is not, since browsers cannot show it. */
-const IMAGE_UPLOAD: UploadRule = {
-  sniff: 'image',
-  accept: { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' },
-  maxBytes: 15 * MB,
-  refusal: { code: 'unsupported_image_format', formats: 'a PNG, JPEG or WebP image' },
-};
+/** Form fields every create takes besides its sound: the photo by id instead of a file, and the face hints as JSON. */
+const PHOTO_FIELDS = ['image_id', 'face'] as const;
+const imageId = z.uuid();
 
 const AUDIO_UPLOAD: UploadRule = {
   sniff: 'media',
@@ -37,7 +38,7 @@ const AUDIO_UPLOAD: UploadRule = {
 export function webVideosRoutes(context: AppContext): Router {
   const router = Router();
   const signedIn = requireWebUser(context.services.identity);
-  const { videos, hostedAudio, rateLimiter } = context.services;
+  const { videos, images, hostedAudio, rateLimiter } = context.services;
   const limited = rateLimit(rateLimiter, 'media');
   const represent = webRepresentations(context);
 
@@ -61,36 +62,45 @@ export function webVideosRoutes(context: AppContext): Router {
   };
 
   router.post('/create-with-template', signedIn, limited, async (req, res) => {
-    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id'] });
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id', ...PHOTO_FIELDS] });
     try {
       const user = webUserOf(res);
       // Refusals that need no decoding come first: nothing is decoded or stored for a request that fails anyway.
       const templateId = await videos.webTemplateId(requiredField(form, 'template_id', 'an id from GET /templates'));
+      const face = faceField(form);
       videos.assertCanPayForWebVideo(user);
-      const image = await requiredImage(form);
+      const photo = await photoOf(form);
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, { templateId }, image)));
+      res.json(await queued(await videos.createWebVideo(user, { templateId }, photo, face)));
     } finally {
       await form.cleanup();
     }
   });
 
   router.post('/create-with-audio', signedIn, limited, async (req, res) => {
-    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url'] });
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', ...PHOTO_FIELDS] });
     try {
       const user = webUserOf(res);
       const audio = form.files.audio;
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
+      const face = faceField(form);
       videos.assertCanPayForWebVideo(user);
-      const image = await requiredImage(form);
+      const photo = await photoOf(form);
       const sound: WebVideoSound = audio ? { audio: await normalizeAudioUpload(audio) } : await hostedSound(user, audioUrl ?? '');
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, sound, image)));
+      res.json(await queued(await videos.createWebVideo(user, sound, photo, face)));
     } finally {
       await form.cleanup();
     }
+  });
+
+  router.post('/images', signedIn, limited, async (req, res) => {
+    const user = webUserOf(res);
+    const image = await withUploadedPhoto(req, (photo) => images.checkUpload(user.id, photo));
+    res.set('Cache-Control', 'no-store');
+    res.status(201).json(imageRepresentation(image));
   });
 
   router.delete('/delete-video', signedIn, async (req, res) => {
@@ -102,16 +112,28 @@ export function webVideosRoutes(context: AppContext): Router {
   return router;
 }
 
-function requiredFile(form: MultipartForm, field: string) {
-  const file = form.files[field];
-  if (!file) throw new AppError('invalid_request', `The form needs an "${field}" file.`);
-  return file;
+/** The photo: an `image` file or the `image_id` of a photo checked by POST /images, exactly one. */
+async function photoOf(form: MultipartForm): Promise<WebVideoPhoto> {
+  const id = form.fields.image_id?.trim();
+  if (!id) return { upload: await requiredImage(form) };
+  if (form.files.image) throw new AppError('invalid_request', 'Send either an "image" file or an "image_id" field, not both.');
+  if (!imageId.safeParse(id).success) throw new AppError('invalid_request', 'The "image_id" field must be the id answered by POST /images (a uuid).');
+  return { imageId: id };
 }
 
-async function requiredImage(form: MultipartForm) {
-  const image = requiredFile(form, 'image');
-  await assertDecodableImage(image.path);
-  return image;
+/** The optional `face` field: the same JSON object as `face` of POST /v1/videos. */
+function faceField(form: MultipartForm): FaceHints | undefined {
+  const text = form.fields.face?.trim();
+  if (!text) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('invalid_request', 'The "face" form field is not valid JSON.', { hint: FACE_HINT });
+  }
+  const parsed = FaceHints.safeParse(value);
+  if (!parsed.success) throw new AppError('invalid_request', `Invalid "face" form field: ${describeZodError(parsed.error)}.`, { hint: FACE_HINT });
+  return parsed.data;
 }
 
 function requiredField(form: MultipartForm, field: string, what: string): string {
@@ -129,8 +151,8 @@ const imageEncoding = { image: { contentType: 'image/png, image/jpeg, image/webp
 
 export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
   const createErrors = [
-    'invalid_request', 'multipart_required', 'unsupported_image_format', 'no_free_credits', 'unauthorized', 'payload_too_large', 'rate_limited',
-    'service_unavailable',
+    'invalid_request', 'multipart_required', 'unsupported_image_format', 'unknown_image', 'face_not_found', 'no_free_credits', 'unauthorized',
+    'payload_too_large', 'rate_limited', 'service_unavailable', 'face_detection_unavailable',
   ] as const;
   const paymentNote = 'Costs one of the month\'s free credits and the video carries a watermark, unless the caller is subscribed (then neither). '
     + 'Answers as soon as the render is queued; follow it in GET /user/videos or on the websocket.';
@@ -149,6 +171,19 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     responses: {
       200: jsonResponse('The render is queued.', RenderQueued),
       ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url'),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: '/images', security: idTokenSecurity, tags: ['web-app'], operationId: 'checkWebImage',
+    summary: 'Check a pet photo before creating: find the pet\'s face',
+    description:
+      'Stores the photo for 24 hours and answers where the pet\'s face is (null when none is found), so the page can show the mouth and '
+      + 'let the person drag it. Free (counts against the media rate limit). Create with the answered id as `image_id` and the corrected '
+      + 'points as `face`; a photo without a found face needs `face` with a mouth.',
+    request: { body: { required: true, content: { 'multipart/form-data': { schema: CheckImageForm, encoding: imageEncoding } } } },
+    responses: {
+      201: jsonResponse('The photo is stored; its face, if found.', ApiImage),
+      ...errorResponses('invalid_request', 'multipart_required', 'unsupported_image_format', 'payload_too_large', 'unauthorized', 'rate_limited', 'face_detection_unavailable'),
     },
   });
   registry.registerPath({

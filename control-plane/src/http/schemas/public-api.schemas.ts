@@ -1,3 +1,4 @@
+import { FaceHintsField } from './image.schemas.ts';
 import { z } from 'zod';
 
 export const ApiTemplate = z
@@ -64,9 +65,18 @@ export const ApiVideoList = z.object({ object: z.literal('list'), data: z.array(
 export const CreateApiVideoRequest = z
   .object({
     template_id: z.string().min(1).max(20).meta({ description: 'A template id from GET /v1/templates.', example: '1' }),
-    image_url: z.url().max(2048).meta({ description: 'Public HTTPS URL of the pet photo (JPEG, PNG, WebP or HEIC, up to 15 MB).' }),
+    image_url: z
+      .url()
+      .max(2048)
+      .optional()
+      .meta({ description: 'Public HTTPS URL of the pet photo (JPEG, PNG, WebP or HEIC, up to 15 MB). Send exactly one of image_url and image_id.' }),
+    image_id: z
+      .uuid()
+      .optional()
+      .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
+    face: FaceHintsField.optional(),
   })
-  .meta({ id: 'CreateApiVideoRequest' });
+  .meta({ id: 'CreateApiVideoRequest', description: 'Send exactly one of image_url and image_id.' });
 
 export const CreatedApiVideo = z
   .object({

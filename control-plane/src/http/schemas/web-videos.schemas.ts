@@ -4,22 +4,39 @@ import { z } from 'zod';
 
 const file = (description: string) => z.string().meta({ format: 'binary', description });
 
-const image = file('The pet photo: PNG, JPEG or WebP (not HEIC), at most 15 MB. The format is read from the bytes; the declared type and name do not matter.');
+const image = file(
+  'The pet photo: PNG, JPEG or WebP (not HEIC), at most 15 MB. The format is read from the bytes; the declared type and name do not matter. '
+    + 'Without a `face` field the photo is checked first: one without a pet face is refused (400 face_not_found) before anything is spent.',
+).optional();
+
+/** Every create's photo fields besides `image`. */
+const photoFields = {
+  image_id: z.uuid().optional().meta({ description: 'Instead of `image`: the id answered by POST /images (valid 24 hours).' }),
+  face: z.string().optional().meta({
+    description:
+      'Optional corrections of the pet\'s face: the JSON text of a FaceHints object (the same as `face` of POST /v1/videos), '
+      + 'e.g. {"mouth":{"x":0.52,"y":0.71}} — fractions 0-1 of the photo\'s width and height after EXIF orientation. Required (with '
+      + 'a mouth) for a photo whose check found no face.',
+    example: '{"mouth":{"x":0.52,"y":0.71}}',
+  }),
+};
 
 export const CreateWithTemplateForm = z
   .object({
     image,
+    ...photoFields,
     template_id: z.string().min(1).meta({ description: 'A template id from GET /templates, sent back exactly as given (numeric string).', example: '1' }),
   })
-  .meta({ id: 'CreateWithTemplateForm' });
+  .meta({ id: 'CreateWithTemplateForm', description: 'Send exactly one of `image` and `image_id`.' });
 
 export const CreateWithAudioForm = z
   .object({
     image,
+    ...photoFields,
     audio: file('The audio: MP3, WAV, MP4/M4A (AAC) or WebM, at most 20 MB, lasting 2 to 30 seconds (measured by decoding). Other formats than MP3 are transcoded to MP3.').optional(),
     audio_url: z.url().optional().meta({ description: 'Instead of `audio`: the `url` answered by POST /tts or POST /social/extract-audio for the caller.' }),
   })
-  .meta({ id: 'CreateWithAudioForm', description: 'Send exactly one of `audio` and `audio_url`.' });
+  .meta({ id: 'CreateWithAudioForm', description: 'Send exactly one of `image` and `image_id`, and exactly one of `audio` and `audio_url`.' });
 
 export const DeleteVideoRequest = z
   .object({ video_id: z.uuid().meta({ description: 'The video to delete, as in GET /user/videos.' }) })

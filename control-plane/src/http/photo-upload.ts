@@ -1,0 +1,33 @@
+import type { Request } from 'express';
+import { AppError } from '../errors/app-error.ts';
+import { assertDecodableImage } from '../media/image-upload.ts';
+import type { LocalUpload } from '../services/video.service.ts';
+import { readMultipart, type MultipartForm, type UploadRule } from './multipart.ts';
+
+const MB = 1024 * 1024;
+
+/** The pet photo of uploads: HEIC (accepted from image URLs) is not, since browsers cannot show it. */
+export const IMAGE_UPLOAD: UploadRule = {
+  sniff: 'image',
+  accept: { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' },
+  maxBytes: 15 * MB,
+  refusal: { code: 'unsupported_image_format', formats: 'a PNG, JPEG or WebP image' },
+};
+
+/** The form's `image` file, decoded completely: a truncated or corrupt photo is refused before it costs anything. */
+export async function requiredImage(form: MultipartForm): Promise<LocalUpload> {
+  const image = form.files.image;
+  if (!image) throw new AppError('invalid_request', 'The form needs an "image" file.');
+  await assertDecodableImage(image.path);
+  return image;
+}
+
+/** POST /v1/images and POST /images: a form with one `image` file, handed to `use` and removed afterwards. */
+export async function withUploadedPhoto<T>(req: Request, use: (photo: LocalUpload) => Promise<T>): Promise<T> {
+  const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: [] });
+  try {
+    return await use(await requiredImage(form));
+  } finally {
+    await form.cleanup();
+  }
+}

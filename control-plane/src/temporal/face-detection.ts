@@ -1,0 +1,72 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
+import { DetectFaceResult, detectFaceWorkflowId, FAILURE_TYPES, TASK_QUEUES, type DetectFaceInput } from '@petsing/workflows';
+
+/** No render node answered in time (none running, all busy) or Temporal is unreachable. */
+export class FaceDetectionUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'FaceDetectionUnavailable';
+  }
+}
+
+/** The render node could not read the photo: a retry will not help. */
+export class PhotoUnreadable extends Error {
+  constructor(message: string, readonly hint: string | undefined) {
+    super(message);
+    this.name = 'PhotoUnreadable';
+  }
+}
+
+/** A workflow whose caller stopped waiting is ended by the server after this long, whoever was meant to end it. */
+const WORKFLOW_EXECUTION_TIMEOUT = '2 minutes';
+
+/**
+ * The control plane's way to the detector, which lives on the render nodes: it starts the short detectFace
+ * workflow and waits for its answer, so the API process never loads render-node code.
+ */
+export class FaceDetectionClient {
+  constructor(
+    private readonly client: () => Promise<Client>,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async detect(imageId: string, imageKey: string): Promise<DetectFaceResult> {
+    const input: DetectFaceInput = { imageKey };
+    let handle;
+    try {
+      handle = await (await this.client()).workflow.start('detectFace', {
+        taskQueue: TASK_QUEUES.control,
+        workflowId: detectFaceWorkflowId(imageId),
+        args: [input],
+        workflowExecutionTimeout: WORKFLOW_EXECUTION_TIMEOUT,
+      });
+    } catch (error) {
+      throw new FaceDetectionUnavailable('The face check could not be started.', { cause: error });
+    }
+    const gaveUp = new AbortController();
+    try {
+      const result = await Promise.race([
+        handle.result(),
+        sleep(this.timeoutMs, undefined, { signal: gaveUp.signal }).then(() => {
+          throw new FaceDetectionUnavailable(`No render node checked the photo within ${this.timeoutMs / 1000} s.`);
+        }),
+      ]);
+      return DetectFaceResult.parse(result);
+    } catch (error) {
+      if (error instanceof FaceDetectionUnavailable) {
+        // Nobody waits for the answer any more; a late one would only hold a render slot.
+        await handle.terminate('the caller stopped waiting').catch(() => {});
+        throw error;
+      }
+      const cause = error instanceof WorkflowFailedError && error.cause instanceof ActivityFailure ? error.cause.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.permanent) {
+        const details = cause.details?.[0] as { hint?: unknown } | undefined;
+        throw new PhotoUnreadable(cause.message, typeof details?.hint === 'string' ? details.hint : undefined);
+      }
+      throw new FaceDetectionUnavailable('The face check failed.', { cause: error });
+    } finally {
+      gaveUp.abort();
+    }
+  }
+}
