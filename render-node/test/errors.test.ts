@@ -121,7 +121,7 @@ describe('template previews', () => {
     const outputPath = join(dir, 'preview.mp4');
     const result = await renderTemplatePreview({ model, audioPath: songPath, outputPath, thumbnailPath: join(dir, 'preview.jpg'), size: 256, logger: testLogger });
     expect(result.frames).toBe(150);
-    expect(result.mouth.confidence).toBeGreaterThanOrEqual(0.5);
+    expect(result.mouth.confidence).toBeGreaterThanOrEqual(0.3);
     expect(await exists(outputPath)).toBe(true);
     expect(await exists(join(dir, 'preview.jpg'))).toBe(true);
   });
