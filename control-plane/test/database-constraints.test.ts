@@ -136,6 +136,20 @@ describe.each(databaseBackends)('database constraints on $name', ({ create }) =>
     ).rejects.toMatchObject({ code: '23514' });
   });
 
+  it('keeps checked photos with a size, an expiry after their creation and a face object (or none), and face hints as an object', async () => {
+    const image = (values: Partial<{ width: number; face: string | null; expires_at: Date }>) =>
+      database.db
+        .insertInto('images')
+        .values({ id: crypto.randomUUID(), user_id: userId, object_key: `images/${crypto.randomUUID()}.png`, width: 10, height: 10, face: null, expires_at: new Date(Date.now() + 60_000), ...values })
+        .execute();
+    await image({ face: JSON.stringify({ confidence: 0.5 }) });
+    await expect(image({ width: 0 })).rejects.toMatchObject({ code: '23514' });
+    await expect(image({ expires_at: new Date(Date.now() - 60_000) })).rejects.toMatchObject({ code: '23514' });
+    await expect(image({ face: '[1, 2]' })).rejects.toMatchObject({ code: '23514' });
+    const video = await newVideo(userId);
+    await expect(database.db.updateTable('videos').set({ face_hints: '"mouth"' }).where('id', '=', video).execute()).rejects.toMatchObject({ code: '23514' });
+  });
+
   it('stores a payment-provider event once', async () => {
     await database.db.insertInto('payment_events').values({ id: 'evt_1', type: 'checkout.session.completed', object_created_at: new Date() }).execute();
     await expect(database.db.insertInto('payment_events').values({ id: 'evt_1', type: 'checkout.session.completed', object_created_at: new Date() }).execute()).rejects.toMatchObject({ code: '23505' });

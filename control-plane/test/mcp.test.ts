@@ -228,7 +228,7 @@ describe('MCP endpoint', () => {
 
     const plain = await post({ ...auth, accept: 'application/json' });
     expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await json(plain)).result.tools).toHaveLength(8);
+    expect((await json(plain)).result.tools).toHaveLength(9);
     const sse = await post({ ...auth, accept: 'application/json, text/event-stream' });
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(await sse.text()).toMatch(/^event: message\ndata: \{"result":\{"tools"/m);
