@@ -141,6 +141,9 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       ...(plan.face ? { face: plan.face } : {}),
     })
     .finally(() => (rendering = false));
+  // A cancellation leaves the loop below before the render settles; its rejection must not go unhandled,
+  // which would fail every workflow task of the cancelled run.
+  rendered.catch(() => {});
 
   while (rendering) {
     await condition(() => !rendering || progress >= recorded + PROGRESS_STEP);
