@@ -16,7 +16,7 @@ export const errorCatalog = {
   image_url_too_large: { status: 400, title: 'Image too large', hint: 'Send a photo of at most 15 MB.' },
   image_url_unsupported_type: { status: 400, title: 'Not a supported image', hint: 'Send a JPEG, PNG, WebP or HEIC photo; the type is read from the file content.' },
   unknown_image: { status: 400, title: 'Unknown image', hint: 'Check the photo again with POST /v1/images (or POST /images) and use the id it answers; an image id is valid for 24 hours, for the account that sent the photo only.' },
-  face_not_found: { status: 400, title: 'No pet face found', hint: 'Send face.mouth, the point of the pet\'s mouth as fractions 0-1 of the photo\'s width and height (after EXIF orientation), e.g. {"face":{"mouth":{"x":0.52,"y":0.71}}}; or use a photo where the pet faces the camera.' },
+  face_not_found: { status: 400, title: 'No pet face found', hint: 'Send face.mouth, the point of the pet\'s mouth as fractions 0-1 of the photo\'s width and height (after EXIF orientation): {"face":{"mouth":{"x":0.52,"y":0.71}}} in JSON, or the form field face={"mouth":{"x":0.52,"y":0.71}}; or use a photo where the pet faces the camera.' },
   unsupported_video_url: { status: 400, title: 'Not a supported video URL', hint: 'Send the https:// link of a public TikTok video, as copied from the app or the web site (e.g. https://www.tiktok.com/@user/video/123).' },
   video_unavailable: { status: 400, title: 'Video unavailable', hint: 'Check that the video is public and still online, then retry, or choose another video.' },
   no_soundtrack: { status: 400, title: 'Video has no soundtrack', hint: 'Choose a video with sound.' },

@@ -32,18 +32,7 @@ export class FaceDetectionClient {
   ) {}
 
   async detect(imageId: string, imageKey: string): Promise<DetectFaceResult> {
-    const input: DetectFaceInput = { imageKey };
-    let handle;
-    try {
-      handle = await (await this.client()).workflow.start('detectFace', {
-        taskQueue: TASK_QUEUES.control,
-        workflowId: detectFaceWorkflowId(imageId),
-        args: [input],
-        workflowExecutionTimeout: WORKFLOW_EXECUTION_TIMEOUT,
-      });
-    } catch (error) {
-      throw new FaceDetectionUnavailable('The face check could not be started.', { cause: error });
-    }
+    const handle = await this.start(imageId, { imageKey });
     const gaveUp = new AbortController();
     try {
       const result = await Promise.race([
@@ -67,6 +56,19 @@ export class FaceDetectionClient {
       throw new FaceDetectionUnavailable('The face check failed.', { cause: error });
     } finally {
       gaveUp.abort();
+    }
+  }
+
+  private async start(imageId: string, input: DetectFaceInput) {
+    try {
+      return await (await this.client()).workflow.start('detectFace', {
+        taskQueue: TASK_QUEUES.control,
+        workflowId: detectFaceWorkflowId(imageId),
+        args: [input],
+        workflowExecutionTimeout: WORKFLOW_EXECUTION_TIMEOUT,
+      });
+    } catch (error) {
+      throw new FaceDetectionUnavailable('The face check could not be started.', { cause: error });
     }
   }
 }
