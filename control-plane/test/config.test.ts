@@ -1,5 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';
+import { createLogger } from '../src/logging/logger.ts';
+import { startService } from '../src/runtime/start-service.ts';
 
 describe('configuration', () => {
   it('runs on embedded defaults when nothing is set', () => {
@@ -32,8 +38,29 @@ describe('configuration', () => {
     [{ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'id' }, 'S3_SECRET_ACCESS_KEY'],
     [{ CORS_ALLOWED_ORIGINS: 'not a url' }, 'CORS_ALLOWED_ORIGINS'],
     [{ CORS_ALLOWED_ORIGINS: '*,https://a.example' }, 'CORS_ALLOWED_ORIGINS'],
+    [{ DEV_ALLOW_LOCAL_URLS: 'sometimes' }, 'DEV_ALLOW_LOCAL_URLS'],
+    [{ FACE_DETECTION_TIMEOUT_MS: '10' }, 'FACE_DETECTION_TIMEOUT_MS'],
   ])('names the variable that is wrong (%o)', (env, variable) => {
     expect(() => loadControlPlaneConfig(env)).toThrow(ConfigError);
     expect(() => loadControlPlaneConfig(env)).toThrow(new RegExp(variable));
   });
+
+  it('keeps local user URLs off by default, and warns at every start while they are on', async () => {
+    expect(loadControlPlaneConfig({}).env).toMatchObject({ DEV_ALLOW_LOCAL_URLS: false, FACE_DETECTION_TIMEOUT_MS: 30_000 });
+    const dataDir = await mkdtemp(join(tmpdir(), 'petsing-config-'));
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => done(undefined, lines.push(chunk.toString())) });
+    try {
+      const started = await startService(loadControlPlaneConfig({ DATA_DIR: dataDir, DEV_ALLOW_LOCAL_URLS: 'true' }), createLogger('info', 'petsing', sink), {
+        api: false,
+        controlWorker: false,
+        renderWorker: false,
+      });
+      await started.lifecycle.stop();
+      const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.msg.includes('DEV_ALLOW_LOCAL_URLS'));
+      expect(warnings).toEqual([expect.objectContaining({ level: 40 })]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
