@@ -49,7 +49,12 @@ describe('configuration', () => {
     expect(loadControlPlaneConfig({}).env).toMatchObject({ DEV_ALLOW_LOCAL_URLS: false, FACE_DETECTION_TIMEOUT_MS: 30_000 });
     const dataDir = await mkdtemp(join(tmpdir(), 'petsing-config-'));
     const lines: string[] = [];
-    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => done(undefined, lines.push(chunk.toString())) });
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
     try {
       const started = await startService(loadControlPlaneConfig({ DATA_DIR: dataDir, DEV_ALLOW_LOCAL_URLS: 'true' }), createLogger('info', 'petsing', sink), {
         api: false,
