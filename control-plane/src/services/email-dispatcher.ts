@@ -1,6 +1,7 @@
 import type { EmailSender } from '../email/smtp-sender.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { EmailOutboxRepository } from '../repositories/email-outbox.repository.ts';
+import { repeatEvery, type RepeatingTask } from './repeat-every.ts';
 
 /** Attempts per message before it is marked failed. */
 const MAX_ATTEMPTS = 5;
@@ -70,32 +71,24 @@ export class EmailDispatcher {
   }
 
   /** Dispatches every intervalMs until stopped; stopping waits for the round in progress. */
-  start(): { stop(): Promise<void> } {
+  start(): RepeatingTask {
     const sender = this.sender;
     if (!sender) {
       this.logger.info('SMTP_URL is not set: lifecycle email stays in the outbox (see `petsing emails list`)');
       return { stop: async () => {} };
     }
     this.logger.info({ smtp: sender.target }, 'dispatching lifecycle email');
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    let round: Promise<void> = Promise.resolve();
-    const tick = () => {
-      round = this.dispatchPending()
-        .then((result) => {
-          if (result.sent + result.retrying + result.failed > 0) this.logger.info(result, 'email dispatch round');
-        })
-        .catch((error: unknown) => this.logger.error({ err: error }, 'email dispatch round failed'))
-        .finally(() => {
-          if (!stopped) timer = setTimeout(tick, this.options.intervalMs);
-        });
-    };
-    tick();
+    const loop = repeatEvery(
+      this.options.intervalMs,
+      async () => {
+        const result = await this.dispatchPending();
+        if (result.sent + result.retrying + result.failed > 0) this.logger.info(result, 'email dispatch round');
+      },
+      (error) => this.logger.error({ err: error }, 'email dispatch round failed'),
+    );
     return {
       stop: async () => {
-        stopped = true;
-        clearTimeout(timer);
-        await round;
+        await loop.stop();
         sender.close();
       },
     };

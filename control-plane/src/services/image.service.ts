@@ -8,6 +8,7 @@ import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import type { ImageRepository } from '../repositories/image.repository.ts';
 import { FaceDetectionUnavailable, PhotoUnreadable, type FaceDetectionClient } from '../temporal/face-detection.ts';
 import { fileUpload, type LocalUpload, type MediaUpload } from './video.service.ts';
+import { repeatEvery, type RepeatingTask } from './repeat-every.ts';
 
 /** How long a checked photo is kept for creates by image_id (the issue asks for at least 24 h). */
 const IMAGE_RETENTION_MS = 24 * 3600 * 1000;
@@ -87,28 +88,15 @@ export class ImageService {
   }
 
   /** Runs sweepExpired every SWEEP_INTERVAL_MS in the control worker until stopped. */
-  startSweep(): { stop(): Promise<void> } {
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    let round: Promise<void> = Promise.resolve();
-    const tick = () => {
-      round = this.sweepExpired()
-        .then((removed) => {
-          if (removed > 0) this.logger.info({ removed }, 'removed expired checked photos');
-        })
-        .catch((error: unknown) => this.logger.error({ err: error }, 'sweeping expired photos failed'))
-        .finally(() => {
-          if (!stopped) timer = setTimeout(tick, SWEEP_INTERVAL_MS);
-        });
-    };
-    tick();
-    return {
-      stop: async () => {
-        stopped = true;
-        clearTimeout(timer);
-        await round;
+  startSweep(): RepeatingTask {
+    return repeatEvery(
+      SWEEP_INTERVAL_MS,
+      async () => {
+        const removed = await this.sweepExpired();
+        if (removed > 0) this.logger.info({ removed }, 'removed expired checked photos');
       },
-    };
+      (error) => this.logger.error({ err: error }, 'sweeping expired photos failed'),
+    );
   }
 
   private async detect(id: string, key: string) {
