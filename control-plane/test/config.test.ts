@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startService } from '../src/runtime/start-service.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
 
 describe('configuration', () => {
   it('runs on embedded defaults when nothing is set', () => {
@@ -48,13 +48,7 @@ describe('configuration', () => {
   it('keeps local user URLs off by default, and warns at every start while they are on', async () => {
     expect(loadControlPlaneConfig({}).env).toMatchObject({ DEV_ALLOW_LOCAL_URLS: false, FACE_DETECTION_TIMEOUT_MS: 30_000 });
     const dataDir = await mkdtemp(join(tmpdir(), 'petsing-config-'));
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = captureLines();
     try {
       const started = await startService(loadControlPlaneConfig({ DATA_DIR: dataDir, DEV_ALLOW_LOCAL_URLS: 'true' }), createLogger('info', 'petsing', sink), {
         api: false,

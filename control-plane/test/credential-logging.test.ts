@@ -1,20 +1,14 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logging/logger.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 /** Every request below carries a secret somewhere; none may appear in any log line. */
 describe('logs', () => {
   let service: TestService;
-  const lines: string[] = [];
+  const { lines, sink } = captureLines();
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
     service = await startTestService({ env: { LOG_LEVEL: 'trace' }, overrides: { logger: createLogger('trace', 'petsing', sink) } });
   });
   afterAll(() => service.stop());

@@ -5,7 +5,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';
@@ -16,6 +15,7 @@ import { HttpSpeechProvider } from '../src/media/speech/http-speech.provider.ts'
 import { json, type Json } from '../../test/support/http.ts';
 import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
 
 const run = promisify(execFile);
 const API_KEY = 'sk-test-KEY-4f9c2d-never-log-me';
@@ -273,16 +273,10 @@ describe('speech through an upstream HTTP provider (OpenAI speech protocol)', ()
   let service: TestService;
   let token: string;
   let userId: string;
-  const logLines: string[] = [];
+  const { lines: logLines, sink } = captureLines();
 
   beforeAll(async () => {
     upstream = await startUpstream();
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logLines.push(chunk.toString());
-        done();
-      },
-    });
     service = await startTestService({
       env: { TTS_PROVIDER: 'http', TTS_API_URL: `${upstream.url}/`, TTS_API_KEY: API_KEY, TTS_MODEL: 'tts-test-model', TTS_VOICES: 'alloy, nova', TTS_TIMEOUT_MS: String(TIMEOUT_MS) },
       overrides: { logger: createLogger('trace', 'petsing', sink) },
@@ -430,13 +424,7 @@ describe('HttpSpeechProvider', () => {
   it('masks the key when the upstream echoes it in an error it logs', async () => {
     const upstream = await startUpstream();
     upstream.state.mode = 'quota';
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = captureLines();
     try {
       const provider = new HttpSpeechProvider({ url: upstream.url, apiKey: API_KEY, model: 'm', voices: ['alloy'], timeoutMs: 2000 }, createLogger('trace', 'test', sink));
       const failure = await provider.synthesize({ text: 'Hello', voiceId: 'alloy', directory: scratch }).catch((error: unknown) => error);
