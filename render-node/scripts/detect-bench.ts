@@ -37,7 +37,7 @@ const errors = pets.map((r) => r.mouthError ?? Infinity).sort((a, b) => a - b);
 const median = errors[Math.floor(errors.length / 2)] ?? NaN;
 console.log(`\npets: mouth within ${MOUTH_TOLERANCE} of the eye-to-chin distance on ${within}/${pets.length} (${((100 * within) / pets.length).toFixed(0)}%), median error ${median.toFixed(2)}`);
 console.log(`no-pet photos refused: ${refused}/${others.length}`);
-console.log(`detection time: median ${results.map((r) => r.ms).sort((a, b) => a - b)[Math.floor(results.length / 2)]!.toFixed(0)} ms a photo`);
+console.log(`decode + detection time: median ${results.map((r) => r.ms).sort((a, b) => a - b)[Math.floor(results.length / 2)]!.toFixed(0)} ms a photo`);
 
 if (values.overlay) await writeOverlays(values.overlay, results);
 

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeImage } from './image-decoder.ts';
-import { DetectionFailure, faceLength, scaleFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+import { detectInPhoto, faceLength, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
 /** One photo's hand-checked landmarks (the format of shared/pets/landmarks.json). */
 export interface AnnotatedPhoto {
@@ -25,6 +24,7 @@ export interface PhotoResult {
   refused: boolean;
   face: PetFace | null;
   reason?: string;
+  /** Decoding plus detection. */
   ms: number;
 }
 
@@ -37,12 +37,9 @@ export async function loadAnnotations(dir: string): Promise<Record<string, Annot
 
 /** Runs the detector on one annotated photo and measures it against the annotation. */
 export async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector): Promise<PhotoResult> {
-  const image = await decodeImage(join(dir, file));
   const started = performance.now();
-  const found = await detector.detect(image);
+  const { face, reason } = await detectInPhoto(join(dir, file), detector);
   const ms = performance.now() - started;
-  const face = found instanceof DetectionFailure ? null : scaleFace(found, image.orientedWidth / image.width);
-  const reason = found instanceof DetectionFailure ? found.reason : undefined;
   if (annotation.species === 'none' || !annotation.mouth || !annotation.eyes || !annotation.chin) {
     return { file, species: annotation.species, mouthError: null, refused: face === null, face, reason, ms };
   }

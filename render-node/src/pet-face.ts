@@ -1,5 +1,5 @@
 import type { FaceHints, FoundFace } from '@petsing/workflows';
-import type { RgbImage } from './image-decoder.ts';
+import { decodeImage, type RgbImage } from './image-decoder.ts';
 
 export type Point = [number, number];
 
@@ -37,6 +37,24 @@ export class DetectionFailure {
 export interface FaceDetector {
   readonly name: string;
   detect(image: RgbImage): Promise<PetFace | DetectionFailure>;
+}
+
+/** A photo's face in the photo's own pixels (after EXIF orientation), and the photo's size in them. */
+export interface PhotoFace {
+  width: number;
+  height: number;
+  face: PetFace | null;
+  /** Why no face was found. */
+  reason?: string;
+}
+
+/** Decodes a photo file (EXIF applied, downscaled for work) and finds its face, reported in the photo's own pixels. */
+export async function detectInPhoto(path: string, detector: FaceDetector): Promise<PhotoFace> {
+  const image = await decodeImage(path);
+  const found = await detector.detect(image);
+  const size = { width: image.orientedWidth, height: image.orientedHeight };
+  if (found instanceof DetectionFailure) return { ...size, face: null, reason: found.reason };
+  return { ...size, face: scaleFace(found, image.orientedWidth / image.width) };
 }
 
 const mapPoint = (p: Point, f: (x: number, y: number) => Point): Point => f(p[0], p[1]);

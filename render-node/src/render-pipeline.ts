@@ -14,7 +14,7 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { FaceHints } from '@petsing/workflows';
 import { classicalFaceDetector } from './face-detector.ts';
 import type { MouthRegion } from './mouth-region.ts';
-import { applyHints, DetectionFailure, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
+import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
 import { createWatermark } from './watermark.ts';
 
 export interface RenderVideoOptions {
@@ -96,7 +96,7 @@ async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHi
 /** What the compositor needs: where the mouth hangs from and how wide the face is. */
 function mouthRegionOf(face: PetFace): MouthRegion {
   const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
-  const length = Math.hypot((face.eyes[0][0] + face.eyes[1][0]) / 2 - face.chin[0], (face.eyes[0][1] + face.eyes[1][1]) / 2 - face.chin[1]);
+  const length = faceLength(face);
   return {
     centreX: face.mouth[0],
     upperLipY: face.mouth[1],

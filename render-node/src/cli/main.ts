@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts';
 import { classicalFaceDetector } from '../face-detector.ts';
 import { decodeImage } from '../image-decoder.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
-import { DetectionFailure, scaleFace, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
+import { detectInPhoto, DetectionFailure, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
 import { renderSamplePet, SAMPLE_PET_FACE } from '../sample-pet.ts';
 import { writeSyntheticSong } from './synthetic-audio.ts';
@@ -337,19 +337,17 @@ async function detectCommand(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const detector = await loadDetector(values['detector-model'] ?? process.env.RENDER_DETECTOR_MODEL_PATH);
-  const image = await decodeImage(values.image);
-  const found = await detector.detect(image);
-  const face = found instanceof DetectionFailure ? null : scaleFace(found, image.orientedWidth / image.width);
+  const { width, height, face, reason } = await detectInPhoto(values.image, detector);
   if (values.json) {
     console.log(JSON.stringify({ face: face ? faceJson(face) : null }));
     return 0;
   }
   if (!face) {
-    console.log(`no pet face found in ${values.image} (${image.orientedWidth}×${image.orientedHeight}): ${(found as DetectionFailure).reason}`);
+    console.log(`no pet face found in ${values.image} (${width}×${height}): ${reason}`);
     return 0;
   }
   const f = faceJson(face);
-  console.log(`pet face in ${values.image} (${image.orientedWidth}×${image.orientedHeight}), confidence ${f.confidence} (${face.method}):`);
+  console.log(`pet face in ${values.image} (${width}×${height}), confidence ${f.confidence} (${face.method}):`);
   console.log(`  eyes   ${JSON.stringify(f.eyes)}
   nose   ${JSON.stringify(f.nose)}
   mouth  ${JSON.stringify(f.mouth)}  corners ${JSON.stringify(f.mouth_corners)}`);

@@ -10,8 +10,7 @@ import { isRenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
 import { classicalFaceDetector } from '../face-detector.ts';
-import { decodeImage } from '../image-decoder.ts';
-import { DetectionFailure, faceToFractions, type FaceDetector } from '../pet-face.ts';
+import { detectInPhoto, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
 import { withScratchDirectory } from '../scratch-directory.ts';
 
@@ -100,11 +99,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         try {
           const imagePath = join(directory, 'image');
           await download(deps.objects, input.imageKey, imagePath);
-          const image = await decodeImage(imagePath);
-          const found = await (deps.detector ?? classicalFaceDetector).detect(image);
-          // Fractions of the decoded (downscaled, oriented) image are fractions of the photo as seen.
-          const face = found instanceof DetectionFailure ? null : faceToFractions(found, image.width, image.height);
-          return { width: image.orientedWidth, height: image.orientedHeight, face };
+          const { width, height, face } = await detectInPhoto(imagePath, deps.detector ?? classicalFaceDetector);
+          return { width, height, face: face ? faceToFractions(face, width, height) : null };
         } catch (error) {
           throw toActivityFailure(error);
         }
