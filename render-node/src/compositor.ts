@@ -1,7 +1,7 @@
 import type { CropBox } from './face-crop.ts';
 import type { RgbImage } from './image-decoder.ts';
 
-/** An RGBA overlay drawn at a fixed place after the idle motion (it must not sway with the pet). */
+/** An RGBA overlay (the watermark) drawn at a fixed place over every frame, after any motion. */
 export interface Overlay {
   left: number;
   top: number;
@@ -9,14 +9,6 @@ export interface Overlay {
   height: number;
   rgba: Buffer;
 }
-
-/**
- * Idle motion, so the whole picture lives and not only the mouth: a breath (vertical stretch
- * anchored at the bottom edge, as a chest rises) and a slow head sway (a shear that moves the top
- * and leaves the bottom still). Periods are not multiples of each other, so the motion never
- * looks like a loop within a 30 s clip.
- */
-export const IDLE_MOTION = { breathPeriodSeconds: 3.1, breathAmount: 0.007, swayPeriodSeconds: 4.7, swayAmount: 0.006 } as const;
 
 /**
  * 'replace' pastes the generated crop as Wav2Lip's inference script does; 'residual' adds the
@@ -36,8 +28,6 @@ export class FrameCompositor {
   private readonly working: Buffer;
   private readonly crop: CropBox;
   private readonly faceSize: number;
-  private readonly fps: number;
-  private readonly idleMotion: boolean;
   private readonly overlay: Overlay | undefined;
   // Per crop pixel: bilinear taps into the S×S generated crop and the blend weight (0-256).
   private readonly tapX0: Int32Array;
@@ -57,11 +47,9 @@ export class FrameCompositor {
     frame: RgbImage;
     crop: CropBox;
     faceSize: number;
-    fps: number;
     /** The contract's face input (6×S×S); channels 3-5 are the reference crop. Needed for 'residual'. */
     faceInput?: Float32Array;
     blend?: BlendMode;
-    idleMotion?: boolean;
     overlay?: Overlay;
   }) {
     const { frame, crop, faceSize } = options;
@@ -72,8 +60,6 @@ export class FrameCompositor {
     this.working = Buffer.from(frame.data);
     this.crop = crop;
     this.faceSize = faceSize;
-    this.fps = options.fps;
-    this.idleMotion = options.idleMotion ?? true;
     this.overlay = options.overlay;
 
     const side = crop.side;
@@ -142,10 +128,10 @@ export class FrameCompositor {
   }
 
   /**
-   * Writes frame `index` into `out` (width×height×3 RGB): the generated crop (3×S×S BGR planar,
-   * 0-1, at `generated[offset..]`) blended over the photo, then idle motion, then the overlay.
+   * Writes a frame into `out` (width×height×3 RGB): the generated crop (3×S×S BGR planar, 0-1, at
+   * `generated[offset..]`) blended over the photo, then the overlay.
    */
-  composeFrame(index: number, generated: Float32Array, offset: number, out: Buffer): void {
+  composeFrame(generated: Float32Array, offset: number, out: Buffer): void {
     const { crop, faceSize, working, source, width } = this;
     const plane = faceSize * faceSize;
     const [firstRow, lastRow] = this.maskRows;
@@ -179,67 +165,8 @@ export class FrameCompositor {
         }
       }
     }
-    if (this.idleMotion) this.applyIdleMotion(index, out);
-    else working.copy(out);
+    working.copy(out);
     if (this.overlay) drawOverlay(out, width, this.overlay);
-  }
-
-  /** Rows are resampled with weights constant along the row: four taps, integer arithmetic. */
-  private applyIdleMotion(index: number, out: Buffer): void {
-    const { width, height, working } = this;
-    const t = index / this.fps;
-    const stretch = 1 + IDLE_MOTION.breathAmount * (0.5 - 0.5 * Math.cos((2 * Math.PI * t) / IDLE_MOTION.breathPeriodSeconds));
-    const sway = IDLE_MOTION.swayAmount * width * Math.sin((2 * Math.PI * t) / IDLE_MOTION.swayPeriodSeconds);
-    const bottom = height - 1;
-    const rowBytes = width * 3;
-    for (let y = 0; y < height; y++) {
-      const sourceY = bottom - (bottom - y) / stretch;
-      const r0 = Math.max(0, Math.floor(sourceY));
-      const r1 = Math.min(bottom, r0 + 1);
-      const fy = Math.round((sourceY - r0) * 256);
-      const shift = (sway * (bottom - y)) / bottom;
-      const floorShift = Math.floor(shift);
-      const fx = Math.round((shift - floorShift) * 256);
-      // Output x samples source x - shift: between columns x - floorShift - 1 (weight fx) and x - floorShift.
-      const w00 = (256 - fx) * (256 - fy);
-      const w01 = fx * (256 - fy);
-      const w10 = (256 - fx) * fy;
-      const w11 = fx * fy;
-      const row0 = r0 * rowBytes;
-      const rowGap = (r1 - r0) * rowBytes;
-      const outRow = y * rowBytes;
-      // Columns whose two source taps are both inside the row take the fast path; the few at the
-      // edges clamp.
-      const first = Math.max(0, Math.min(width, floorShift + 1));
-      const last = Math.max(first, Math.min(width, width + floorShift));
-      for (let x = 0; x < width; x++) {
-        if (x === first && first < last) {
-          let a = row0 + (first - floorShift) * 3;
-          let o = outRow + first * 3;
-          const end = outRow + last * 3;
-          while (o < end) {
-            const c = a + rowGap;
-            out[o] = (working[a]! * w00 + working[a - 3]! * w01 + working[c]! * w10 + working[c - 3]! * w11 + 32768) >> 16;
-            out[o + 1] = (working[a + 1]! * w00 + working[a - 2]! * w01 + working[c + 1]! * w10 + working[c - 2]! * w11 + 32768) >> 16;
-            out[o + 2] = (working[a + 2]! * w00 + working[a - 1]! * w01 + working[c + 2]! * w10 + working[c - 1]! * w11 + 32768) >> 16;
-            a += 3;
-            o += 3;
-          }
-          x = last - 1;
-          continue;
-        }
-        const sx0 = Math.min(width - 1, Math.max(0, x - floorShift));
-        const sx1 = Math.min(width - 1, Math.max(0, x - floorShift - 1));
-        const a = row0 + sx0 * 3;
-        const b = row0 + sx1 * 3;
-        const c = a + rowGap;
-        const d = b + rowGap;
-        const o = outRow + x * 3;
-        for (let k = 0; k < 3; k++) {
-          out[o + k] = (working[a + k]! * w00 + working[b + k]! * w01 + working[c + k]! * w10 + working[d + k]! * w11 + 32768) >> 16;
-        }
-      }
-    }
   }
 }
 

@@ -27,6 +27,8 @@ export interface PetFace {
   head: Box;
   /** How it was found, for logs and the CLI. */
   method: string;
+  /** Eyes placed by typical proportions around a given mouth, not seen: nothing is drawn on them. */
+  eyesEstimated?: boolean;
 }
 
 /** Why no face was found, for the face_not_found message and the CLI. */
@@ -132,5 +134,15 @@ export function applyHints(detected: PetFace | null, hints: FaceHints, width: nu
     ? { ...base.head, left: base.head.left + shift[0], top: base.head.top + shift[1] }
     : { left, top, width: Math.max(...xs) + pad - left, height: Math.max(...ys) + pad - top };
   const corners = base?.mouthCorners ? ([moved(base.mouthCorners[0]), moved(base.mouthCorners[1])] as [Point, Point]) : null;
-  return { confidence: 1, eyes, nose, mouth, mouthCorners: corners, chin, head, method: base ? `${base.method}, moved to the given mouth` : 'given by the person' };
+  return {
+    confidence: 1,
+    eyes,
+    nose,
+    mouth,
+    mouthCorners: corners,
+    chin,
+    head,
+    method: base ? `${base.method}, moved to the given mouth` : 'given by the person',
+    eyesEstimated: !hints.eyes && !base,
+  };
 }

@@ -1,31 +1,40 @@
 import { rm } from 'node:fs/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
+import { DEFAULT_VIDEO_ASPECT, type FaceHints, type VideoAspect } from '@petsing/workflows';
+import { MAX_OUTPUT_SIZE } from './config.ts';
 import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
 import { RenderError } from './errors.ts';
-import { buildFaceInput, cropBoxFor, type CropBox } from './face-crop.ts';
+import { buildFaceInput, cropBoxFor } from './face-crop.ts';
+import { classicalFaceDetector } from './face-detector.ts';
+import { FaceRig, type RigPose } from './face-rig.ts';
 import { FfmpegEncoder } from './ffmpeg-encoder.ts';
-import { cropSquare, decodeImage, type RgbImage } from './image-decoder.ts';
+import { frameFace } from './framing.ts';
+import { decodeImage, type RgbImage } from './image-decoder.ts';
 import type { LipSyncModel } from './lipsync-model.ts';
 import { silentLogger, type Logger } from './logger.ts';
-import { copyMelWindow, melSpectrogram, type MelSpectrogram } from './mel-features.ts';
+import { copyMelWindow, melSpectrogram } from './mel-features.ts';
 import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
-import type { FaceHints } from '@petsing/workflows';
-import { classicalFaceDetector } from './face-detector.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
+import { idlePoses } from './idle-life.ts';
+import { voiceTrack } from './voice-driver.ts';
 import { createWatermark } from './watermark.ts';
 
+export const DEFAULT_OUTPUT_WIDTH = 720;
+
 export interface RenderVideoOptions {
-  model: LipSyncModel;
+  /** A learned lip-sync model (the Wav2Lip contract, RENDER_MODEL_PATH); absent: the face rig animates the photo itself. */
+  model?: LipSyncModel;
   imagePath: string;
   audioPath: string;
   outputPath: string;
   thumbnailPath: string;
   watermark: boolean;
-  /** Square output side in pixels, even, at most 720. Default 512. */
-  size?: number;
+  /** Output width in pixels (even); the height follows the aspect. Default 720; a small photo gives less (never enlarged beyond 2×). */
+  width?: number;
+  aspect?: VideoAspect;
   fps?: number;
   onProgress?: (percent: number) => void;
   signal?: AbortSignal;
@@ -34,9 +43,9 @@ export interface RenderVideoOptions {
   detector?: FaceDetector;
   /** The person's corrections (fractions of the photo after EXIF orientation); their mouth point is used as given. */
   faceHints?: FaceHints;
-  /** How generated crops are blended in (see compositor.ts); default 'residual'. */
+  /** How a learned model's crops are blended in (see compositor.ts); default 'residual'. */
   blend?: BlendMode;
-  /** Breathing and head sway; on by default. */
+  /** Blinks, head motion and breathing (the face rig); on by default. */
   idleMotion?: boolean;
   /** x264 preset, default veryfast. */
   preset?: string;
@@ -44,12 +53,15 @@ export interface RenderVideoOptions {
   rawFramesPath?: string;
 }
 
-/** Milliseconds per stage. Inference, composite and encode overlap, so they add up to more than the wall time. */
+/** Milliseconds per stage. Synthesis and encoding overlap, so they add up to more than the wall time. */
 export interface StageTimings {
   decode: number;
+  /** Audio analysis: the voice track (face rig) or the mel spectrogram (learned model). */
   features: number;
   detect: number;
+  /** Learned model only: onnxruntime. */
   inference: number;
+  /** Drawing frames: the face rig, or blending a model's crops. */
   composite: number;
   /** Time the renderer waited on ffmpeg (pipe backpressure plus the final flush). */
   encode: number;
@@ -60,10 +72,10 @@ export interface RenderResult {
   durationSeconds: number;
   frames: number;
   fps: number;
-  size: number;
+  width: number;
+  height: number;
+  renderer: 'face-rig' | 'model';
   stageTimings: StageTimings;
-  mouth: MouthRegion;
-  crop: CropBox;
   /** The landmarks used, in pixels of the photo after EXIF orientation. */
   face: PetFace;
   /** The part of the photo shown in the output, in the same pixels. */
@@ -86,6 +98,8 @@ function faceNotFound(reason: string): RenderError {
 
 /** The face to animate, in pixels of `image`: the detector's, corrected by the person's hints. */
 async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHints | undefined): Promise<PetFace> {
+  // Every landmark given: nothing for a detector to add.
+  if (hints?.eyes && hints.nose && hints.chin) return applyHints(null, hints, image.width, image.height);
   const found = await detector.detect(image);
   const detected = found instanceof DetectionFailure ? null : found;
   if (hints) return applyHints(detected, hints, image.width, image.height);
@@ -93,93 +107,135 @@ async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHi
   return detected;
 }
 
-/** What the compositor needs: where the mouth hangs from and how wide the face is. */
+/** What a learned model's compositor needs: where the mouth hangs from and how wide the face is. */
 function mouthRegionOf(face: PetFace): MouthRegion {
   const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
-  const length = faceLength(face);
   return {
     centreX: face.mouth[0],
     upperLipY: face.mouth[1],
-    faceWidth: Math.max(eyeDistance * 2, length * 1.6),
+    faceWidth: Math.max(eyeDistance * 2, faceLength(face) * 1.6),
     subject: face.head,
     confidence: face.confidence,
     method: face.method,
   };
 }
 
-/** A square around the pet's head (about 2.2 face widths), so a small or off-centre pet fills the frame. */
-function framingBox(image: RgbImage, mouth: MouthRegion): { left: number; top: number; side: number } {
-  const limit = Math.min(image.width, image.height);
-  const side = Math.max(1, Math.floor(Math.min(limit, Math.max(mouth.faceWidth * 2.2, limit * 0.25))));
-  const left = Math.round(Math.min(image.width - side, Math.max(0, mouth.centreX - side / 2)));
-  const top = Math.round(Math.min(image.height - side, Math.max(0, mouth.upperLipY - side * 0.55)));
-  return { left, top, side };
-}
-
 export interface PreparedJob {
+  /** The still output frame (the framed photo at output size). */
   frame: RgbImage;
-  mouth: MouthRegion;
-  crop: CropBox;
+  /** The face in output-frame pixels. */
+  frameFace: PetFace;
+  /** The face in the photo's own pixels (after orientation), as the CLI and the API speak them. */
   face: PetFace;
   framing: RenderResult['framing'];
   audio: DecodedAudio;
-  mel: MelSpectrogram;
-  timings: Pick<StageTimings, 'decode' | 'features' | 'detect'>;
+  timings: Pick<StageTimings, 'decode' | 'detect'>;
 }
 
-/** Everything that happens once per job, before frames flow: decoding, features, detection, framing. */
-export async function prepareJob(options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'size' | 'detector' | 'faceHints' | 'signal'>): Promise<PreparedJob> {
-  const size = options.size ?? 512;
+/** Everything that happens once per job before frames flow: decoding, detection, framing. */
+export async function prepareJob(
+  options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'signal'>,
+): Promise<PreparedJob> {
   let mark = performance.now();
   const [image, audio] = await Promise.all([decodeImage(options.imagePath), decodeAudio(options.audioPath, options.signal)]);
   const decode = performance.now() - mark;
   throwIfAborted(options.signal);
 
   mark = performance.now();
-  const mel = melSpectrogram(audio.samples);
-  const features = performance.now() - mark;
-
-  mark = performance.now();
-  const face = await locateFace(image, options.detector ?? classicalFaceDetector, options.faceHints);
-  const framing = framingBox(image, mouthRegionOf(face));
-  const frame = await cropSquare(image, framing, size);
-  const scale = size / framing.side;
-  const mouth = mouthRegionOf(mapFace(face, (x, y) => [(x - framing.left) * scale, (y - framing.top) * scale], scale));
-  const crop = cropBoxFor(mouth, frame.width, frame.height);
-  const detect = performance.now() - mark;
-  // Reported in the photo's own pixels (after orientation), as the CLI and the API speak them.
+  const found = await locateFace(image, options.detector ?? classicalFaceDetector, options.faceHints);
+  // The decoded image may be a downscaled working copy: frame in the photo's own pixels so the 2× rule speaks of the real photo.
   const toSource = image.orientedWidth / image.width;
-  return {
-    frame,
-    mouth,
-    crop,
-    face: mapFace(face, (x, y) => [x * toSource, y * toSource], toSource),
-    framing: { left: framing.left * toSource, top: framing.top * toSource, width: framing.side * toSource, height: framing.side * toSource },
-    audio,
-    mel,
-    timings: { decode, features, detect },
+  const face = mapFace(found, (x, y) => [x * toSource, y * toSource], toSource);
+  const framing = frameFace(image.orientedWidth, image.orientedHeight, face, options.aspect ?? DEFAULT_VIDEO_ASPECT, options.width ?? DEFAULT_OUTPUT_WIDTH);
+  const { crop } = framing;
+  const box = {
+    left: Math.round(crop.left / toSource),
+    top: Math.round(crop.top / toSource),
+    width: Math.max(1, Math.round(crop.width / toSource)),
+    height: Math.max(1, Math.round(crop.height / toSource)),
   };
+  const { data, info } = await sharp(await cutOut(image, box), { raw: { width: box.width, height: box.height, channels: 3 } })
+    .resize(framing.width, framing.height, { kernel: 'lanczos3', fit: 'fill' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const frame = { width: info.width, height: info.height, data };
+  const sx = framing.width / box.width;
+  const sy = framing.height / box.height;
+  const frameFaceValue = mapFace(found, (x, y) => [(x - box.left) * sx, (y - box.top) * sy], (sx + sy) / 2);
+  const detect = performance.now() - mark;
+  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, audio, timings: { decode, detect } };
 }
 
-/** Renders the lip-synced video and its thumbnail; removes partial outputs on failure or abort. */
-export async function renderVideo(options: RenderVideoOptions): Promise<RenderResult> {
-  const started = performance.now();
-  const { model, signal } = options;
-  const logger = options.logger ?? silentLogger;
-  const size = options.size ?? 512;
-  const fps = options.fps ?? 25;
-  if (size % 2 !== 0 || size < 64 || size > 720) throw new RangeError(`size must be even and within 64..720, got ${size}`);
-  throwIfAborted(signal);
+/**
+ * The box of `image` as raw RGB. Where the box reaches past the photo (a shape the photo cannot fill
+ * around the whole head), the margin shows a blurred, dimmed copy of the photo, as social video does.
+ */
+async function cutOut(image: RgbImage, box: { left: number; top: number; width: number; height: number }): Promise<Buffer> {
+  const raw = { raw: { width: image.width, height: image.height, channels: 3 as const } };
+  const inside = {
+    left: Math.max(0, box.left),
+    top: Math.max(0, box.top),
+    right: Math.min(image.width, box.left + box.width),
+    bottom: Math.min(image.height, box.top + box.height),
+  };
+  const part = { left: inside.left, top: inside.top, width: inside.right - inside.left, height: inside.bottom - inside.top };
+  if (part.width === box.width && part.height === box.height) return await sharp(image.data, raw).extract(part).raw().toBuffer();
+  const backdrop = await sharp(image.data, raw)
+    .resize(box.width, box.height, { fit: 'cover' })
+    .blur(Math.max(2, Math.min(box.width, box.height) / 30))
+    .modulate({ brightness: 0.7 })
+    .raw()
+    .toBuffer();
+  const photo = await sharp(image.data, raw).extract(part).raw().toBuffer();
+  return await sharp(backdrop, { raw: { width: box.width, height: box.height, channels: 3 } })
+    .composite([{ input: photo, raw: { width: part.width, height: part.height, channels: 3 }, left: part.left - box.left, top: part.top - box.top }])
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+}
 
-  const job = await prepareJob(options).catch((error: unknown) => {
-    // ffmpeg killed by the signal surfaces as a plain AbortError; report it like any other cancellation.
-    throwIfAborted(signal);
-    throw error;
+/** Writes frame `index` into `out`; frames are asked for in order. */
+type FrameProducer = (index: number, out: Buffer) => Promise<void> | void;
+
+interface Synthesis {
+  produce: FrameProducer;
+  /** The frame shown as the thumbnail. */
+  thumbnailIndex: number;
+  featuresMs: number;
+}
+
+/** The face rig: the voice drives the jaw, idle life adds blinks, head motion and breath. */
+async function rigSynthesis(job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
+  const mark = performance.now();
+  const voice = voiceTrack(job.audio.samples, job.audio.sampleRate, fps, frames);
+  const featuresMs = performance.now() - mark;
+  const idleMotion = options.idleMotion ?? true;
+  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion);
+  const rig = new FaceRig({
+    frame: job.frame,
+    face: job.frameFace,
+    blinks: idleMotion && !job.frameFace.eyesEstimated,
+    overlay: options.watermark ? await createWatermark(job.frame.width, job.frame.height) : undefined,
   });
-  const { frame, crop, mel, audio } = job;
-  const frames = Math.ceil(audio.durationSeconds * fps - 1e-9);
-  logger.info('render job prepared', { frames, durationSeconds: audio.durationSeconds, crop, mouthConfidence: job.mouth.confidence });
+  // The thumbnail shows the pet singing: the widest mouth in the first two thirds.
+  let thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
+  for (let f = 0; f < Math.ceil((frames * 2) / 3); f++) if (voice.open[f]! > voice.open[thumbnailIndex]! + 0.05) thumbnailIndex = f;
+  const produce: FrameProducer = (index, out) => {
+    const started = performance.now();
+    const pose: RigPose = { open: voice.open[index]!, round: voice.round[index]!, ...life[index]! };
+    rig.render(pose, out);
+    timings.composite += performance.now() - started;
+  };
+  return { produce, thumbnailIndex, featuresMs };
+}
 
+/** A learned model: batches of mel windows and face crops through onnxruntime, blended back at the mouth. */
+async function modelSynthesis(model: LipSyncModel, job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
+  let mark = performance.now();
+  const mel = melSpectrogram(job.audio.samples);
+  const featuresMs = performance.now() - mark;
+  const { frame } = job;
+  const crop = cropBoxFor(mouthRegionOf(job.frameFace), frame.width, frame.height);
   const faceSize = model.faceSize;
   const batch = model.batchSize;
   const faceInput = await buildFaceInput(frame, crop, faceSize);
@@ -189,20 +245,10 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     frame,
     crop,
     faceSize,
-    fps,
     faceInput,
     blend: options.blend,
-    idleMotion: options.idleMotion ?? true,
     overlay: options.watermark ? await createWatermark(frame.width, frame.height) : undefined,
   });
-
-  const timings: StageTimings = { ...job.timings, inference: 0, composite: 0, encode: 0, total: 0 };
-  const encoder = new FfmpegEncoder({ width: frame.width, height: frame.height, fps, audioPath: options.audioPath, outputPath: options.outputPath, preset: options.preset });
-  const rawFrames: WriteStream | undefined = options.rawFramesPath ? createWriteStream(options.rawFramesPath) : undefined;
-  const thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
-  let thumbnail: Promise<unknown> | undefined;
-  const batches = Math.ceil(frames / batch);
-
   const infer = async (batchIndex: number): Promise<Float32Array> => {
     const audioBatch = new Float32Array(batch * MEL_BANDS * MEL_WINDOW);
     for (let n = 0; n < batch; n++) {
@@ -210,46 +256,84 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
       const frameIndex = Math.min(frames - 1, batchIndex * batch + n);
       copyMelWindow(mel, frameIndex, fps, audioBatch, n * MEL_BANDS * MEL_WINDOW);
     }
-    const mark = performance.now();
+    const started = performance.now();
     const output = await model.run(audioBatch, faceBatch);
-    timings.inference += performance.now() - mark;
+    timings.inference += performance.now() - started;
     return output;
   };
+  const plane = 3 * faceSize * faceSize;
+  let current: { index: number; output: Promise<Float32Array> } | undefined;
+  let next: { index: number; output: Promise<Float32Array> } | undefined;
+  const produce: FrameProducer = async (index, out) => {
+    const batchIndex = Math.floor(index / batch);
+    if (current?.index !== batchIndex) {
+      current = next?.index === batchIndex ? next : { index: batchIndex, output: infer(batchIndex) };
+      // The next batch runs on onnxruntime's threads while this one is composited and encoded.
+      next = batchIndex + 1 < Math.ceil(frames / batch) ? { index: batchIndex + 1, output: infer(batchIndex + 1) } : undefined;
+      next?.output.catch(() => undefined);
+    }
+    const generated = await current.output;
+    mark = performance.now();
+    compositor.composeFrame(generated, (index % batch) * plane, out);
+    timings.composite += performance.now() - mark;
+  };
+  return { produce, thumbnailIndex: Math.min(frames - 1, Math.floor(frames / 3)), featuresMs };
+}
 
-  const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: Buffer.allocUnsafe(compositor.frameBytes), flushed: Promise.resolve() }));
+/** Renders the singing video and its thumbnail; removes partial outputs on failure or abort. */
+export async function renderVideo(options: RenderVideoOptions): Promise<RenderResult> {
+  const started = performance.now();
+  const { model, signal } = options;
+  const logger = options.logger ?? silentLogger;
+  const fps = options.fps ?? 25;
+  const width = options.width ?? DEFAULT_OUTPUT_WIDTH;
+  if (width % 2 !== 0 || width < 64 || width > MAX_OUTPUT_SIZE) throw new RangeError(`width must be even and within 64..${MAX_OUTPUT_SIZE}, got ${width}`);
+  throwIfAborted(signal);
+
+  const job = await prepareJob(options).catch((error: unknown) => {
+    // ffmpeg killed by the signal surfaces as a plain AbortError; report it like any other cancellation.
+    throwIfAborted(signal);
+    throw error;
+  });
+  const { frame, audio } = job;
+  const frames = Math.ceil(audio.durationSeconds * fps - 1e-9);
+  const timings: StageTimings = { ...job.timings, features: 0, inference: 0, composite: 0, encode: 0, total: 0 };
+  const synthesis = model ? await modelSynthesis(model, job, frames, fps, options, timings) : await rigSynthesis(job, frames, fps, options, timings);
+  timings.features = synthesis.featuresMs;
+  logger.info('render job prepared', {
+    frames,
+    durationSeconds: audio.durationSeconds,
+    width: frame.width,
+    height: frame.height,
+    renderer: model ? 'model' : 'face-rig',
+    faceMethod: job.face.method,
+  });
+
+  const encoder = new FfmpegEncoder({ width: frame.width, height: frame.height, fps, audioPath: options.audioPath, outputPath: options.outputPath, preset: options.preset });
+  const rawFrames: WriteStream | undefined = options.rawFramesPath ? createWriteStream(options.rawFramesPath) : undefined;
+  let thumbnail: Promise<unknown> | undefined;
+  const frameBytes = frame.width * frame.height * 3;
+  const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: Buffer.allocUnsafe(frameBytes), flushed: Promise.resolve() }));
   let lastPercent = -1;
-  let pending: Promise<Float32Array> | undefined;
   try {
-    pending = infer(0);
-    // The next batch's inference is promised before this batch is composited: onnxruntime runs it on
-    // its own threads while this thread composites and ffmpeg encodes in its own process.
-    for (let b = 0; b < batches; b++) {
-      const generated = await pending;
-      if (b + 1 < batches) pending = infer(b + 1);
-      const plane = 3 * faceSize * faceSize;
-      for (let n = 0; n < batch; n++) {
-        const index = b * batch + n;
-        if (index >= frames) break;
-        throwIfAborted(signal);
-        const slot = pool[index % FRAME_POOL]!;
-        let mark = performance.now();
-        await slot.flushed; // the pipe may still hold this buffer
-        timings.encode += performance.now() - mark;
-        mark = performance.now();
-        compositor.composeFrame(index, generated, n * plane, slot.buffer);
-        timings.composite += performance.now() - mark;
-        if (index === thumbnailIndex) {
-          thumbnail = sharp(Buffer.from(slot.buffer), { raw: { width: frame.width, height: frame.height, channels: 3 } })
-            .jpeg({ quality: 85, mozjpeg: true })
-            .toFile(options.thumbnailPath);
-        }
-        const flushed = encoder.write(slot.buffer);
-        // A failed write is reported by the next wait on this slot or by finish().
-        flushed.catch(() => undefined);
-        slot.flushed = flushed;
-        if (rawFrames && !rawFrames.write(Buffer.from(slot.buffer))) await new Promise<void>((resolve) => rawFrames.once('drain', () => resolve()));
+    for (let index = 0; index < frames; index++) {
+      throwIfAborted(signal);
+      const slot = pool[index % FRAME_POOL]!;
+      const mark = performance.now();
+      await slot.flushed; // the pipe may still hold this buffer
+      timings.encode += performance.now() - mark;
+      await synthesis.produce(index, slot.buffer);
+      if (index === synthesis.thumbnailIndex) {
+        thumbnail = sharp(Buffer.from(slot.buffer), { raw: { width: frame.width, height: frame.height, channels: 3 } })
+          .jpeg({ quality: 85, mozjpeg: true })
+          .toFile(options.thumbnailPath);
       }
-      const percent = Math.floor((Math.min(frames, (b + 1) * batch) / frames) * 99);
+      const flushed = encoder.write(slot.buffer);
+      // A failed write is reported by the next wait on this slot or by finish().
+      flushed.catch(() => undefined);
+      slot.flushed = flushed;
+      if (rawFrames && !rawFrames.write(Buffer.from(slot.buffer))) await new Promise<void>((resolve) => rawFrames.once('drain', () => resolve()));
+      const percent = Math.floor(((index + 1) / frames) * 99);
       if (percent !== lastPercent) {
         lastPercent = percent;
         options.onProgress?.(percent);
@@ -263,7 +347,6 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     timings.encode += performance.now() - mark;
     await thumbnail;
   } catch (error) {
-    pending?.catch(() => undefined);
     await encoder.kill();
     rawFrames?.destroy();
     await thumbnail?.catch(() => undefined);
@@ -273,5 +356,15 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   timings.total = performance.now() - started;
   options.onProgress?.(100);
   logger.info('render finished', { frames, ms: Math.round(timings.total) });
-  return { durationSeconds: audio.durationSeconds, frames, fps, size, stageTimings: timings, mouth: job.mouth, crop, face: job.face, framing: job.framing };
+  return {
+    durationSeconds: audio.durationSeconds,
+    frames,
+    fps,
+    width: frame.width,
+    height: frame.height,
+    renderer: model ? 'model' : 'face-rig',
+    stageTimings: timings,
+    face: job.face,
+    framing: job.framing,
+  };
 }

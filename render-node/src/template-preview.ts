@@ -11,11 +11,11 @@ import { withScratchDirectory } from './scratch-directory.ts';
  * rendered over the project's own sample pet, without a watermark. Render once per template and store.
  */
 export async function renderTemplatePreview(options: {
-  model: LipSyncModel;
+  model?: LipSyncModel;
   audioPath: string;
   outputPath: string;
   thumbnailPath: string;
-  size?: number;
+  width?: number;
   fps?: number;
   logger?: Logger;
   signal?: AbortSignal;

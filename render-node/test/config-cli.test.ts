@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { parseRenderNodeEnv, renderNodeEnvSchema } from '../src/config.ts';
+import { ensureGeneratedModel } from '../src/model-generator.ts';
 import { renderSamplePet } from '../src/sample-pet.ts';
 import { probe, tempDir } from './helpers.ts';
 
@@ -25,7 +26,7 @@ describe('environment config', () => {
       RENDER_MODEL_PATH: undefined,
       RENDER_EXECUTION_PROVIDER: 'cpu',
       RENDER_CUDA_FALLBACK: 'refuse',
-      RENDER_OUTPUT_SIZE: 512,
+      RENDER_OUTPUT_SIZE: 720,
       RENDER_FPS: 25,
       RENDER_BATCH_SIZE: 32,
       RENDER_DETECTOR_MODEL_PATH: undefined,
@@ -35,7 +36,8 @@ describe('environment config', () => {
   it('parses strings and refuses out-of-range values', () => {
     const parsed = parseRenderNodeEnv({ RENDER_EXECUTION_PROVIDER: 'cuda', RENDER_CUDA_FALLBACK: 'cpu', RENDER_OUTPUT_SIZE: '720', RENDER_MODEL_PATH: 'models/w2l.onnx' });
     expect([parsed.RENDER_EXECUTION_PROVIDER, parsed.RENDER_CUDA_FALLBACK, parsed.RENDER_OUTPUT_SIZE, parsed.RENDER_MODEL_PATH]).toEqual(['cuda', 'cpu', 720, 'models/w2l.onnx']);
-    expect(renderNodeEnvSchema.safeParse({ RENDER_OUTPUT_SIZE: '1080' }).success).toBe(false);
+    expect(renderNodeEnvSchema.safeParse({ RENDER_OUTPUT_SIZE: '1080' }).success).toBe(true);
+    expect(renderNodeEnvSchema.safeParse({ RENDER_OUTPUT_SIZE: '1082' }).success).toBe(false);
     expect(renderNodeEnvSchema.safeParse({ RENDER_OUTPUT_SIZE: '511' }).success).toBe(false);
     expect(renderNodeEnvSchema.safeParse({ RENDER_EXECUTION_PROVIDER: 'rocm' }).success).toBe(false);
   });
@@ -55,6 +57,33 @@ describe('CLI', () => {
     await access(join(dir, 'out.jpg'));
   });
 
+  it('render --aspect 4:5 --json prints one JSON object with the frame size, the crop and the face', async () => {
+    const image = join(dir, 'pet-json.png');
+    const audio = join(dir, 'song-json.mp3');
+    const out = join(dir, 'out-json.mp4');
+    await writeFile(image, await renderSamplePet(1024));
+    await writeSyntheticSong(audio, 1);
+    const { stdout } = await exec(process.execPath, [cli, 'render', '--image', image, '--audio', audio, '--out', out, '--size', '256', '--aspect', '4:5', '--json']);
+    const result = JSON.parse(stdout) as Record<string, unknown>;
+    expect(result).toMatchObject({ width: 256, height: 320, aspect: '4:5', renderer: 'face-rig', fps: 25, frames: 25 });
+    const crop = result.crop as { left: number; top: number; width: number; height: number };
+    expect(crop.width / crop.height).toBeCloseTo(4 / 5, 2);
+    expect(Object.keys(result.face as object)).toEqual(expect.arrayContaining(['eyes', 'nose', 'mouth', 'chin', 'head']));
+    expect(Object.keys(result.stage_ms as object)).toEqual(expect.arrayContaining(['decode', 'detect', 'composite', 'encode', 'total']));
+    const info = await probe(out);
+    const video = info.streams.find((s) => s.codec_type === 'video')!;
+    expect([video.width, video.height]).toEqual([256, 320]);
+  });
+
+  it('render refuses an unknown --aspect', async () => {
+    const error = await exec(process.execPath, [cli, 'render', '--image', 'a.png', '--audio', 'b.mp3', '--out', 'c.mp4', '--aspect', '16:9']).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(error?.code).toBe(2);
+    expect(error?.stderr).toMatch(/--aspect takes one of square, 4:5, 9:16/);
+  });
+
   it('reports a permanent error with its code and exit status 1', async () => {
     const error = await exec(process.execPath, [cli, 'render', '--image', join(dir, 'missing.png'), '--audio', join(dir, 'missing.mp3'), '--out', join(dir, 'x.mp4')]).then(
       () => undefined,
@@ -64,13 +93,20 @@ describe('CLI', () => {
     expect(error?.stderr).toMatch(/error \((image_undecodable|audio_undecodable), permanent\)/);
   });
 
-  it('doctor checks ffmpeg, the model contract, the provider and the detector', async () => {
+  it('doctor checks ffmpeg, the renderer and the detector', async () => {
     const { stdout } = await exec(process.execPath, [cli, 'doctor']);
-    for (const line of ['ok    ffmpeg', 'ok    lip-sync model (cpu)', 'ok    detector on the sample pet', 'all checks passed']) expect(stdout).toContain(line);
+    for (const line of ['ok    ffmpeg', 'ok    renderer: the face rig', 'ok    detector on the sample pet', 'all checks passed']) expect(stdout).toContain(line);
   });
 
-  it('doctor fails when CUDA is asked for and cannot load, and says why', async () => {
-    const result = await exec(process.execPath, [cli, 'doctor', '--provider', 'cuda', '--cuda-fallback', 'refuse']).then(
+  it('doctor checks a learned model against the contract', async () => {
+    const model = await ensureGeneratedModel({ cacheDir: dir });
+    const { stdout } = await exec(process.execPath, [cli, 'doctor', '--model', model]);
+    for (const line of ['ok    lip-sync model (cpu)', 'all checks passed']) expect(stdout).toContain(line);
+  });
+
+  it('doctor fails when CUDA is asked for a learned model and cannot load, and says why', async () => {
+    const model = await ensureGeneratedModel({ cacheDir: dir });
+    const result = await exec(process.execPath, [cli, 'doctor', '--model', model, '--provider', 'cuda', '--cuda-fallback', 'refuse']).then(
       (r) => ({ code: 0, stdout: r.stdout }),
       (e: { code: number; stdout: string }) => e,
     );

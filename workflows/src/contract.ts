@@ -38,6 +38,11 @@ export const FaceHints = z.object({
 });
 export type FaceHints = z.infer<typeof FaceHints>;
 
+/** The output video's shape (`aspect` on every create surface): square 720×720, 4:5 720×900, 9:16 720×1280. */
+export const VideoAspect = z.enum(['square', '4:5', '9:16']);
+export type VideoAspect = z.infer<typeof VideoAspect>;
+export const DEFAULT_VIDEO_ASPECT: VideoAspect = 'square';
+
 /** A point found by a render node, as fractions of the photo; estimated points may lie just outside 0-1. */
 const FoundPoint = z.object({ x: z.number(), y: z.number() });
 
@@ -79,6 +84,8 @@ export const RenderPlan = z.object({
   watermark: z.boolean(),
   /** The person's corrections of the face (fractions of the photo). */
   face: FaceHints.optional(),
+  /** Absent in plans started before shapes existed: square. */
+  aspect: VideoAspect.optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
@@ -98,6 +105,7 @@ export const RenderLipSyncInput = z.object({
   thumbnailKey: z.string(),
   /** The person's corrections of the face (fractions of the photo); the render uses their mouth point. */
   face: FaceHints.optional(),
+  aspect: VideoAspect.optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 

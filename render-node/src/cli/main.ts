@@ -4,6 +4,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import sharp from 'sharp';
+import { DEFAULT_VIDEO_ASPECT, VideoAspect } from '@petsing/workflows';
 import { parseRenderNodeEnv } from '../config.ts';
 import { isRenderError } from '../errors.ts';
 import { encoderArgs } from '../ffmpeg-encoder.ts';
@@ -23,16 +24,18 @@ const USAGE = `render-node: the petsing render node's tools
 
   render-node render --image pet.jpg --audio song.mp3 --out out.mp4
                      [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
-                     [--cuda-fallback cpu|refuse] [--no-watermark] [--size 512] [--fps 25]
-                     [--batch-size 32] [--detector-model d.onnx] [--no-idle-motion]
-                     [--mouth X,Y] [--json]
+                     [--cuda-fallback cpu|refuse] [--no-watermark] [--size 720] [--fps 25]
+                     [--aspect square|4:5|9:16] [--batch-size 32] [--detector-model d.onnx]
+                     [--no-idle-motion] [--mouth X,Y] [--json]
   render-node detect --image pet.jpg [--json] [--detector-model d.onnx]
-  render-node bench  [--seconds 20] [--size 512] [--fps 25] [--model m.onnx] [--provider cpu|cuda]
-                     [--preset veryfast] [--keep DIR]
+  render-node bench  [--seconds 20] [--size 720] [--aspect square|4:5|9:16] [--fps 25]
+                     [--model m.onnx] [--provider cpu|cuda] [--preset veryfast] [--keep DIR]
   render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
 
 --mouth: where the pet's mouth is, in pixels of the photo (after EXIF orientation); the render uses it
 as given. detect --json prints exactly one JSON object: {"face": null} or {"face": {...}} (README).
+--size is the output width; the height follows --aspect (square 720x720, 4:5 720x900, 9:16 720x1280).
+Without --model (or RENDER_MODEL_PATH) the face rig animates the photo; with one, the learned model does.
 
 Defaults come from RENDER_MODEL_PATH, RENDER_EXECUTION_PROVIDER, RENDER_CUDA_FALLBACK,
 RENDER_OUTPUT_SIZE, RENDER_FPS, RENDER_BATCH_SIZE and RENDER_DETECTOR_MODEL_PATH.
@@ -54,6 +57,7 @@ const commonOptions = {
   fps: { type: 'string' },
   'batch-size': { type: 'string' },
   'detector-model': { type: 'string' },
+  aspect: { type: 'string' },
   verbose: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -110,13 +114,9 @@ async function renderCommand(argv: string[]): Promise<number> {
   }
   const config = settings(values);
   const logger = consoleLogger(values.verbose);
-  const model = await loadLipSyncModel({
-    modelPath: config.RENDER_MODEL_PATH,
-    provider: config.RENDER_EXECUTION_PROVIDER,
-    cudaFallback: config.RENDER_CUDA_FALLBACK,
-    batchSize: config.RENDER_BATCH_SIZE,
-    logger,
-  });
+  const aspect = parseAspect(values.aspect);
+  if (!aspect) return 2;
+  const model = await loadConfiguredModel(config, logger);
   const detector = await loadDetector(config.RENDER_DETECTOR_MODEL_PATH);
   const faceHints = mouth ? await mouthHint(values.image, mouth) : undefined;
   const thumbnailPath = values.thumbnail ?? values.out.replace(/\.[^./]+$/, '') + '.jpg';
@@ -132,18 +132,19 @@ async function renderCommand(argv: string[]): Promise<number> {
     watermark: !values['no-watermark'],
     idleMotion: !values['no-idle-motion'],
     ...(faceHints ? { faceHints } : {}),
-    size: config.RENDER_OUTPUT_SIZE,
+    width: config.RENDER_OUTPUT_SIZE,
+    aspect,
     fps: config.RENDER_FPS,
     onProgress: values.json ? undefined : progressBar('rendering'),
     signal: controller.signal,
     logger,
   });
-  await model.release();
+  await model?.release();
   const seconds = result.stageTimings.total / 1000;
   if (values.json) {
     const stageMs = Object.fromEntries(Object.entries(result.stageTimings).map(([stage, ms]) => [stage, Math.round(ms)]));
     const crop = Object.fromEntries(Object.entries(result.framing).map(([key, value]) => [key, Math.round(value)]));
-    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.size, height: result.size, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, face: faceJson(result.face), stage_ms: stageMs }));
+    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, face: faceJson(result.face), stage_ms: stageMs }));
     return 0;
   }
   console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
@@ -153,10 +154,10 @@ async function renderCommand(argv: string[]): Promise<number> {
 function stageTable(timings: StageTimings, frames: number): string {
   const rows: Array<[string, number]> = [
     ['decode (image + audio)', timings.decode],
-    ['features (mel)', timings.features],
+    ['features (voice track or mel)', timings.features],
     ['detect + framing', timings.detect],
     ['inference (onnxruntime)', timings.inference],
-    ['composite (blend + idle motion)', timings.composite],
+    ['synthesis (face rig, or blending model crops)', timings.composite],
     ['encode wait (ffmpeg backpressure + flush)', timings.encode],
     ['total wall time', timings.total],
   ];
@@ -174,7 +175,9 @@ async function benchCommand(argv: string[]): Promise<number> {
   }
   const config = settings(values);
   const seconds = Number(values.seconds);
-  const size = config.RENDER_OUTPUT_SIZE;
+  const aspect = parseAspect(values.aspect);
+  if (!aspect) return 2;
+  const width = config.RENDER_OUTPUT_SIZE;
   const fps = config.RENDER_FPS;
   const dir = values.keep ?? (await mkdtemp(join(tmpdir(), 'petsing-bench-')));
   try {
@@ -182,36 +185,34 @@ async function benchCommand(argv: string[]): Promise<number> {
     const audioPath = join(dir, 'song.mp3');
     const outputPath = join(dir, 'bench.mp4');
     const rawPath = join(dir, 'frames.rgb');
-    await writeFile(imagePath, await renderSamplePet(1024));
+    // Large enough that no shape is enlarged: the benchmark measures full-size frames.
+    await writeFile(imagePath, await renderSamplePet(2048));
     await writeSyntheticSong(audioPath, seconds);
 
-    const model = await loadLipSyncModel({
-      modelPath: config.RENDER_MODEL_PATH,
-      provider: config.RENDER_EXECUTION_PROVIDER,
-      cudaFallback: config.RENDER_CUDA_FALLBACK,
-      batchSize: config.RENDER_BATCH_SIZE,
-      logger: consoleLogger(values.verbose),
-    });
+    const model = await loadConfiguredModel(config, consoleLogger(values.verbose));
+    const common = { model, imagePath, audioPath, watermark: true, faceHints: SAMPLE_PET_FACE, width, aspect, fps, preset: values.preset };
+    const render = await renderVideo({ ...common, outputPath, thumbnailPath: join(dir, 'bench.jpg') });
+    const renderer = model ? `model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}` : 'face rig (CPU, main thread)';
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
-    console.log(`render benchmark: ${seconds} s clip, ${size}x${size}, ${fps} fps, model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}`);
+    console.log(`render benchmark: ${seconds} s clip, ${render.width}x${render.height} (${aspect}), ${fps} fps, ${renderer}`);
     console.log(`machine: ${availableParallelism()} cores, ${cpu}, node ${process.version}`);
-
-    const render = await renderVideo({ model, imagePath, audioPath, outputPath, thumbnailPath: join(dir, 'bench.jpg'), watermark: true, faceHints: SAMPLE_PET_FACE, size, fps, preset: values.preset });
     const wall = render.stageTimings.total / 1000;
     console.log(`\nfull render (stages overlap, so the stage times add up to more than the total):`);
     console.log(stageTable(render.stageTimings, render.frames));
     console.log(`  => ${render.frames} frames in ${wall.toFixed(2)} s: ${(render.frames / wall).toFixed(1)} fps, real-time factor ${(wall / render.durationSeconds).toFixed(3)}`);
 
     // Same frames again, written to a file during a second render, then encoded alone: the ceiling.
-    await renderVideo({ model, imagePath, audioPath, outputPath: join(dir, 'bench-2.mp4'), thumbnailPath: join(dir, 'bench-2.jpg'), watermark: true, faceHints: SAMPLE_PET_FACE, size, fps, preset: values.preset, rawFramesPath: rawPath });
+    await renderVideo({ ...common, outputPath: join(dir, 'bench-2.mp4'), thumbnailPath: join(dir, 'bench-2.jpg'), rawFramesPath: rawPath });
     const encodeStarted = performance.now();
-    await run('ffmpeg', encoderArgs({ width: size, height: size, fps, audioPath, outputPath: join(dir, 'encoder-only.mp4'), preset: values.preset }, rawPath));
+    await run('ffmpeg', encoderArgs({ width: render.width, height: render.height, fps, audioPath, outputPath: join(dir, 'encoder-only.mp4'), preset: values.preset }, rawPath));
     const encodeSeconds = (performance.now() - encodeStarted) / 1000;
+    await rm(rawPath, { force: true });
     console.log(`\nencoder alone on the same ${render.frames} frames (ffmpeg libx264 ${values.preset} + AAC, reading raw RGB from a file):`);
     console.log(`  ${encodeSeconds.toFixed(2)} s: ${(render.frames / encodeSeconds).toFixed(1)} fps, real-time factor ${(encodeSeconds / render.durationSeconds).toFixed(3)}`);
+    console.log(`\nratio render / encoder alone: ${(wall / encodeSeconds).toFixed(2)}`);
     const outputBytes = (await stat(outputPath)).size;
-    console.log(`\noutput: ${(outputBytes / 1024).toFixed(0)} KiB${values.keep ? ` in ${dir}` : ''}`);
-    await model.release();
+    console.log(`output: ${(outputBytes / 1024).toFixed(0)} KiB${values.keep ? ` in ${dir}` : ''}`);
+    await model?.release();
     return 0;
   } finally {
     if (!values.keep) await rm(dir, { recursive: true, force: true });
@@ -260,14 +261,9 @@ async function doctorCommand(argv: string[]): Promise<number> {
   );
   let model: LipSyncModel | undefined;
   results.push(
-    await check(`lip-sync model (${config.RENDER_EXECUTION_PROVIDER})`, async () => {
-      model = await loadLipSyncModel({
-        modelPath: config.RENDER_MODEL_PATH,
-        provider: config.RENDER_EXECUTION_PROVIDER,
-        cudaFallback: config.RENDER_CUDA_FALLBACK,
-        batchSize: config.RENDER_BATCH_SIZE,
-        logger: consoleLogger(true),
-      });
+    await check(config.RENDER_MODEL_PATH ? `lip-sync model (${config.RENDER_EXECUTION_PROVIDER})` : 'renderer', async () => {
+      model = await loadConfiguredModel(config, consoleLogger(true));
+      if (!model) return 'the face rig (no RENDER_MODEL_PATH): CPU, no model file needed';
       const b = model.binding;
       return `${model.source}: audio "${b.audioInput}" [N,1,80,16], face "${b.faceInput}" [N,6,${b.faceSize},${b.faceSize}], output "${b.output}"; provider ${model.provider}; batch ${model.batchSize}`;
     }),
@@ -290,6 +286,24 @@ async function doctorCommand(argv: string[]): Promise<number> {
   const failed = results.filter((ok) => !ok).length;
   console.log(failed === 0 ? '\nall checks passed' : `\n${failed} check(s) failed`);
   return failed === 0 ? 0 : 1;
+}
+
+/** The learned model RENDER_MODEL_PATH (or --model) names; none: the face rig renders. */
+async function loadConfiguredModel(config: ReturnType<typeof settings>, logger: Logger): Promise<LipSyncModel | undefined> {
+  if (!config.RENDER_MODEL_PATH) return undefined;
+  return await loadLipSyncModel({
+    modelPath: config.RENDER_MODEL_PATH,
+    provider: config.RENDER_EXECUTION_PROVIDER,
+    cudaFallback: config.RENDER_CUDA_FALLBACK,
+    batchSize: config.RENDER_BATCH_SIZE,
+    logger,
+  });
+}
+
+function parseAspect(value: string | undefined): VideoAspect | null {
+  const parsed = VideoAspect.safeParse(value ?? DEFAULT_VIDEO_ASPECT);
+  if (!parsed.success) console.error(`--aspect takes one of ${VideoAspect.options.join(', ')}`);
+  return parsed.success ? parsed.data : null;
 }
 
 async function loadDetector(modelPath: string | undefined): Promise<FaceDetector> {

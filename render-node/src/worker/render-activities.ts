@@ -21,8 +21,10 @@ const PROGRESS_SIGNAL_STEP = 5;
 
 export type RenderActivityDependencies = {
   objects: ObjectStore;
-  model: LipSyncModel;
-  size: number;
+  /** A learned lip-sync model (RENDER_MODEL_PATH); absent: the face rig renders. */
+  model?: LipSyncModel;
+  /** Output width; the height follows each video's aspect. */
+  width: number;
   fps: number;
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
@@ -54,14 +56,15 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         await download(deps.objects, input.audioKey, audioPath);
 
         const result = await renderVideo({
-          model: deps.model,
+          ...(deps.model ? { model: deps.model } : {}),
           imagePath,
           audioPath,
           outputPath,
           thumbnailPath,
           watermark: input.watermark,
           ...(input.face ? { faceHints: input.face } : {}),
-          size: deps.size,
+          ...(input.aspect ? { aspect: input.aspect } : {}),
+          width: deps.width,
           fps: deps.fps,
           signal: context.cancellationSignal,
           logger: deps.logger,

@@ -42,20 +42,23 @@ export function loadRenderWorkerEnv(env: NodeJS.ProcessEnv = process.env): Rende
 export type RunningRenderWorker = { stop(): Promise<void> };
 
 /**
- * Starts a render node: loads and warms up the model first (so it never takes a job it cannot run),
+ * Starts a render node: loads and warms up a learned model first when one is configured (so it never
+ * takes a job it cannot run),
  * then serves the GPU task queue until stopped.
  */
 export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): Promise<RunningRenderWorker> {
   const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
   const modelPath = await resolveModelPath(env, objects);
-  const model = await loadLipSyncModel({
-    provider: env.RENDER_EXECUTION_PROVIDER,
-    cudaFallback: env.RENDER_CUDA_FALLBACK,
-    batchSize: env.RENDER_BATCH_SIZE,
-    logger,
-    ...(modelPath ? { modelPath } : {}),
-  });
-  logger.info('lip-sync model ready', { source: model.source, provider: model.provider, faceSize: model.faceSize });
+  const model = modelPath
+    ? await loadLipSyncModel({
+        modelPath,
+        provider: env.RENDER_EXECUTION_PROVIDER,
+        cudaFallback: env.RENDER_CUDA_FALLBACK,
+        batchSize: env.RENDER_BATCH_SIZE,
+        logger,
+      })
+    : undefined;
+  logger.info('renderer ready', model ? { renderer: 'model', source: model.source, provider: model.provider, faceSize: model.faceSize } : { renderer: 'face-rig' });
   const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
 
   const temporal = await connectTemporalClient(env);
@@ -67,8 +70,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
     maxConcurrentActivityTaskExecutions: env.RENDER_CONCURRENCY,
     activities: createRenderActivities({
       objects,
-      model,
-      size: env.RENDER_OUTPUT_SIZE,
+      ...(model ? { model } : {}),
+      width: env.RENDER_OUTPUT_SIZE,
       fps: env.RENDER_FPS,
       logger,
       ...(detector ? { detector } : {}),

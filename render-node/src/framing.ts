@@ -1,0 +1,68 @@
+import type { VideoAspect } from '@petsing/workflows';
+import { faceLength, type PetFace } from './pet-face.ts';
+
+/** Width over height of each output shape. */
+export const ASPECT_RATIO: Record<VideoAspect, number> = { square: 1, '9:16': 9 / 16, '4:5': 4 / 5 };
+
+/**
+ * How much of the frame's width the face takes, per shape, in "face widths" (the wider of two eye
+ * distances and 1.6 face lengths, which covers ears and cheeks): a tall frame is narrow, so the pet
+ * is framed closer to fill it, and the height left over shows the chest.
+ */
+const FRAME_WIDTH_IN_FACE_WIDTHS: Record<VideoAspect, number> = { square: 2.2, '4:5': 1.95, '9:16': 1.65 };
+/** Where the face's centre (between eyes and chin) sits, from the top, as a fraction of the frame height. */
+const FACE_CENTRE_FROM_TOP: Record<VideoAspect, number> = { square: 0.5, '4:5': 0.46, '9:16': 0.42 };
+/** The head box is shown with this much room around it (a share of its size). */
+const HEAD_MARGIN = 1.1;
+/** A small photo is enlarged at most this much: beyond it, fur turns to mush. */
+export const MAX_UPSCALE = 2;
+
+export interface Framing {
+  /**
+   * The part of the photo shown, in the photo's pixels (integers). For 4:5 and 9:16 it reaches past
+   * the photo's edges when the photo is too narrow or short for the shape around the whole head; the
+   * renderer fills that margin with a blurred copy of the photo. A square stays inside the photo.
+   */
+  crop: { left: number; top: number; width: number; height: number };
+  /** Output frame size (even). */
+  width: number;
+  height: number;
+}
+
+const even = (value: number) => Math.max(2, 2 * Math.round(value / 2));
+
+/** Where a span of `size` around `centre` starts, kept inside [0, limit] when it fits. */
+function place(centre: number, size: number, limit: number): number {
+  if (size >= limit) return Math.round((limit - size) / 2);
+  return Math.round(Math.min(limit - size, Math.max(0, centre - size / 2)));
+}
+
+/**
+ * Picks the part of the photo to show and the output size: the head centred and whole (chin
+ * included) in the requested shape, never enlarged more than MAX_UPSCALE (a smaller output instead,
+ * same shape, rounded to even pixels).
+ */
+export function frameFace(imageWidth: number, imageHeight: number, face: PetFace, aspect: VideoAspect, outputWidth: number): Framing {
+  const ratio = ASPECT_RATIO[aspect];
+  const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
+  const faceWidth = Math.max(2 * eyeDistance, 1.6 * faceLength(face));
+  // At least a quarter of the photo, so a face found tiny still shows some of the pet.
+  const wanted = Math.max(faceWidth * FRAME_WIDTH_IN_FACE_WIDTHS[aspect], 0.25 * Math.min(imageWidth, imageHeight * ratio));
+  // The whole head with a margin, even where that means showing more than the photo holds.
+  const head = face.head;
+  // Ears and cheeks reach past the landmarks: the head is at least 1.2 face widths across. A square
+  // always fits inside the photo, so only the tall shapes may reach past its edges.
+  const headFits = aspect === 'square' ? 0 : HEAD_MARGIN * Math.max(head.width, 1.2 * faceWidth, head.height * ratio);
+  const width = Math.max(2, Math.min(wanted, imageWidth, imageHeight * ratio), headFits);
+  const height = width / ratio;
+  const centreX = ((face.eyes[0][0] + face.eyes[1][0]) / 2 + face.chin[0]) / 2;
+  const centreY = ((face.eyes[0][1] + face.eyes[1][1]) / 2 + face.chin[1]) / 2;
+  const crop = {
+    left: place(centreX, width, imageWidth),
+    top: place(centreY + height * (0.5 - FACE_CENTRE_FROM_TOP[aspect]), height, imageHeight),
+    width: Math.round(width),
+    height: Math.round(height),
+  };
+  const outWidth = even(Math.min(outputWidth, crop.width * MAX_UPSCALE));
+  return { crop, width: outWidth, height: even(outWidth / ratio) };
+}

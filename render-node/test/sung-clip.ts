@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { run } from './helpers.ts';
+
+/** Sung phrases (espeak-ng at set pitches) with pauses between them. */
+const PHRASES = ['la la la loo, la la la', 'oh my little friend, sing along', 'ah ee oh, ah ee oh, ooh'];
+const PAUSE_SECONDS = 1.5;
+
+export interface SungClip {
+  /** The voice alone (what the mouth should follow). */
+  voicePath: string;
+  /** The voice over a steady accompaniment (bass and hi-hat) that also plays through the pauses. */
+  songPath: string;
+  seconds: number;
+}
+
+/**
+ * A sung clip with pauses, over an accompaniment that never stops: the render must follow the voice,
+ * not the band. Written as 16 kHz mono WAV files into `dir`.
+ */
+export async function writeSungClip(dir: string): Promise<SungClip> {
+  const parts: string[] = [];
+  for (const [index, text] of PHRASES.entries()) {
+    const path = join(dir, `phrase-${index}.wav`);
+    await run('espeak-ng', ['-v', 'en', '-s', '130', '-p', String(40 + 15 * index), '-w', path, text]);
+    parts.push(path);
+  }
+  const voicePath = join(dir, 'voice.wav');
+  // A pause first too, so the clip starts in silence (input 0); then each phrase followed by a pause.
+  const chain = parts.map((_, i) => `[${i + 1}:a]aresample=16000,aformat=channel_layouts=mono,apad=pad_dur=${PAUSE_SECONDS}[p${i + 1}]`);
+  const labels = ['[0:a]', ...parts.map((_, i) => `[p${i + 1}]`)].join('');
+  const graph = `${chain.join(';')};${labels}concat=n=${parts.length + 1}:v=0:a=1[out]`;
+  const inputs = parts.flatMap((path) => ['-i', path]);
+  await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono:d=${PAUSE_SECONDS}`, ...inputs, '-filter_complex', graph, '-map', '[out]', '-ar', '16000', '-ac', '1', voicePath]);
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', voicePath]);
+  const seconds = Number(stdout.trim());
+  const songPath = join(dir, 'song.wav');
+  const band =
+    `sine=f=55:r=16000:d=${seconds},volume=0.25,tremolo=f=2:d=0.9[bass];` +
+    `anoisesrc=r=16000:d=${seconds}:c=white:a=0.3,highpass=f=6000,volume=0.4,tremolo=f=4:d=1[hat];` +
+    `[bass][hat]amix=inputs=2:normalize=0[band];[0:a][band]amix=inputs=2:normalize=0[mix]`;
+  await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', voicePath, '-filter_complex', band, '-map', '[mix]', '-ar', '16000', '-ac', '1', songPath]);
+  return { voicePath, songPath, seconds };
+}
