@@ -150,6 +150,20 @@ describe.each(databaseBackends)('database constraints on $name', ({ create }) =>
     await expect(database.db.updateTable('videos').set({ face_hints: '"mouth"' }).where('id', '=', video).execute()).rejects.toMatchObject({ code: '23514' });
   });
 
+  it('makes a video square unless told otherwise, and accepts only the three shapes', async () => {
+    const video = await newVideo(userId);
+    const aspectOf = async () => (await database.db.selectFrom('videos').select('aspect').where('id', '=', video).executeTakeFirstOrThrow()).aspect;
+    expect(await aspectOf()).toBe('square');
+    for (const aspect of ['4:5', '9:16', 'square'] as const) {
+      await database.db.updateTable('videos').set({ aspect }).where('id', '=', video).execute();
+      expect(await aspectOf()).toBe(aspect);
+    }
+    for (const aspect of ['16:9', 'Square', '']) {
+      await expect(database.db.updateTable('videos').set({ aspect: aspect as 'square' }).where('id', '=', video).execute()).rejects.toMatchObject({ code: '23514' });
+    }
+    await expect(database.db.updateTable('videos').set({ aspect: null as unknown as 'square' }).where('id', '=', video).execute()).rejects.toMatchObject({ code: '23502' });
+  });
+
   it('stores a payment-provider event once', async () => {
     await database.db.insertInto('payment_events').values({ id: 'evt_1', type: 'checkout.session.completed', object_created_at: new Date() }).execute();
     await expect(database.db.insertInto('payment_events').values({ id: 'evt_1', type: 'checkout.session.completed', object_created_at: new Date() }).execute()).rejects.toMatchObject({ code: '23505' });

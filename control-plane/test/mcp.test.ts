@@ -123,7 +123,7 @@ describe('MCP endpoint', () => {
     }
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(byName.create_video!.inputSchema.required).toEqual(['template_id']);
-    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['face', 'image_id', 'image_url', 'template_id']);
+    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['aspect', 'face', 'image_id', 'image_url', 'template_id']);
     expect(byName.check_photo!.inputSchema.required).toEqual(['image_url']);
     expect(byName.create_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(byName.delete_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -146,6 +146,7 @@ describe('MCP endpoint', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       status: 'processing',
       template_id: '1',
+      aspect: 'square',
       credits_remaining: 2,
       poll_url: `${service.baseUrl}/v1/videos/${id}`,
       next_step: expect.stringContaining('wait_for_video'),

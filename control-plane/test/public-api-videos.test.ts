@@ -46,6 +46,7 @@ describe('/v1 videos', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       status: 'processing',
       template_id: '1',
+      aspect: 'square',
       credits_remaining: 9,
       poll_url: `${service.baseUrl}/v1/videos/${body.id}`,
     });
@@ -56,7 +57,7 @@ describe('/v1 videos', () => {
       video = (await call('getApiVideo', 'GET', `/v1/videos/${body.id}`, owner.readOnly)).body;
       return ['completed', 'failed'].includes(video.status);
     }, 120_000);
-    expect(video).toMatchObject({ id: body.id, status: 'completed', template_id: '1', has_watermark: false, progress: 100, error: null });
+    expect(video).toMatchObject({ id: body.id, status: 'completed', template_id: '1', has_watermark: false, aspect: 'square', progress: 100, error: null });
     expect(imageHost.requests).toContain('/pet.png');
     const download = await fetch(video.video_url);
     expect(download.headers.get('content-type')).toBe('video/mp4');

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { FaceHints, FoundFace } from '@petsing/workflows';
+import type { FaceHints, FoundFace, VideoAspect } from '@petsing/workflows';
 
 /** Kysely's view of the schema built by the migrations in ./migrations. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -67,6 +67,8 @@ export interface VideosTable {
   source_image_url: string | null;
   /** The person's corrections of the face; null when none were given. */
   face_hints: ColumnType<FaceHints | null, string | null | undefined, string | null>;
+  /** The output shape (square 720×720, 4:5 720×900, 9:16 720×1280); 'square' when none was asked for. */
+  aspect: Generated<VideoAspect>;
   credit_returned_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FaceHints } from '@petsing/workflows';
+import type { FaceHints, VideoAspect } from '@petsing/workflows';
 import type { Image, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { AppContext } from '../runtime/app-context.ts';
@@ -28,6 +28,7 @@ export function apiRepresentations(context: AppContext) {
       video_url: videoUrl,
       thumbnail_url: thumbnailUrl,
       has_watermark: record.has_watermark,
+      aspect: record.aspect,
       created_at: record.created_at.toISOString(),
       progress: record.progress,
       error: record.status === 'failed' ? { code: record.failure_code ?? 'render_failed', message: record.failure_reason ?? 'The render failed.' } : null,
@@ -76,16 +77,21 @@ export function apiRepresentations(context: AppContext) {
     },
 
     /** Creates an API video (one credit) and answers CreatedApiVideo. */
-    createVideo: async (userId: string, request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined }) => {
+    createVideo: async (
+      userId: string,
+      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined },
+    ) => {
       const { video: created, creditsRemaining } = await videos.createApiVideo(userId, {
         templateId: request.template_id,
         photo: apiVideoPhoto(request),
         ...(request.face ? { face: request.face } : {}),
+        ...(request.aspect ? { aspect: request.aspect } : {}),
       });
       return {
         id: created.id,
         status: 'processing' as const,
         template_id: request.template_id,
+        aspect: created.aspect,
         credits_remaining: creditsRemaining,
         poll_url: `${baseUrl}/v1/videos/${created.id}`,
       };

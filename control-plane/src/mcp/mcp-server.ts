@@ -91,7 +91,8 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
         'Starts rendering a video of the pet in the photo singing the template song. Costs one credit (fails with ' +
         'insufficient_credits when the balance is 0). The photo is either image_url, a public https URL of a JPEG, PNG, WebP or ' +
         'HEIC image up to 15 MB, or image_id from check_photo (exactly one). face optionally corrects where the pet\'s face is; ' +
-        'an image_id whose check found no face needs face.mouth (else face_not_found, nothing charged). Returns at once with ' +
+        'an image_id whose check found no face needs face.mouth (else face_not_found, nothing charged). aspect optionally picks the ' +
+        'output shape: square (720x720, the default), 4:5 (720x900, for feeds) or 9:16 (720x1280, for stories and reels). Returns at once with ' +
         'status processing; then call wait_for_video with the returned id.',
       inputSchema: CreateApiVideoRequest.shape,
       outputSchema: { ...CreatedApiVideo.shape, next_step: z.string().describe('How to follow the render to its end.') },

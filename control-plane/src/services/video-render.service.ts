@@ -121,9 +121,10 @@ export class VideoRenderService {
       if (!this.importImage) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
       imageKey = await this.importImage(video);
     }
-    // Every render of the video (re-renders too) uses the person's corrections of the face.
+    // Every render of the video (re-renders too) uses the person's corrections of the face and its shape.
     const face = video.face_hints ? { face: video.face_hints } : {};
-    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face };
+    const { aspect } = video;
+    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect };
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
     return {
@@ -135,6 +136,7 @@ export class VideoRenderService {
         : {}),
       watermark,
       ...face,
+      aspect,
     };
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { videoObjectPrefix, type FaceHints } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type VideoAspect } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
@@ -26,7 +26,12 @@ export type CreateVideoInput = {
   image: { upload: MediaUpload } | { url: string } | { key: string };
   audio?: { upload: MediaUpload } | { key: string };
   face?: FaceHints;
+  /** The output shape; square when not given. */
+  aspect?: VideoAspect;
 };
+
+/** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
+export type VideoOptions = { face?: FaceHints; aspect?: VideoAspect };
 
 /** The photo of an API video: a URL the render fetches, or a photo checked by POST /v1/images. */
 export type ApiVideoPhoto = { url: string } | { imageId: string };
@@ -59,7 +64,7 @@ export class VideoService {
    * now (400 before any charge) and fetched by the render workflow; a checked photo without a face is
    * refused now unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; face?: FaceHints }): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto } & VideoOptions): Promise<CreatedVideo> {
     const template = await this.findTemplate(input.templateId);
     let image: CreateVideoInput['image'];
     if ('url' in input.photo) {
@@ -76,6 +81,7 @@ export class VideoService {
       templateId: template.id,
       image,
       ...(input.face ? { face: input.face } : {}),
+      ...(input.aspect ? { aspect: input.aspect } : {}),
     });
     if (!created) {
       throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
@@ -88,7 +94,8 @@ export class VideoService {
    * watermark; everyone else spends one of this month's free credits and gets a watermark. The photo's
    * face is checked before paying unless the person pointed at the mouth.
    */
-  async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, face?: FaceHints, now = new Date()): Promise<CreatedVideo> {
+  async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions = {}, now = new Date()): Promise<CreatedVideo> {
+    const { face, aspect } = options;
     const subscribed = isSubscribed(user);
     const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
     const created = await this.create({
@@ -100,6 +107,7 @@ export class VideoService {
       image: await this.webPhoto(user.id, photo, face),
       ...(audio ? { audio } : {}),
       ...(face ? { face } : {}),
+      ...(aspect ? { aspect } : {}),
     });
     if (!created) throw noFreeCredits(now);
     return created;
@@ -160,6 +168,7 @@ export class VideoService {
           audio_key: audioKey,
           has_watermark: input.watermark,
           face_hints: input.face ? JSON.stringify(input.face) : null,
+          aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
         },
         input.charge,
       );

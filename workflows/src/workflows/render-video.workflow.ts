@@ -139,6 +139,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       outputKey: keys.output,
       thumbnailKey: keys.thumbnail,
       ...(plan.face ? { face: plan.face } : {}),
+      // The video's shape; plans started before shapes existed have none, and the render then makes a square.
+      ...(plan.aspect ? { aspect: plan.aspect } : {}),
     })
     .finally(() => (rendering = false));
   // A cancellation leaves the loop below before the render settles; its rejection must not go unhandled,

@@ -7,6 +7,7 @@ import * as templatePreparedAudio from './2026-11-26T04-00-00-template-prepared-
 import * as hostedAudio from './2026-11-26T05-00-00-hosted-audio.ts';
 import * as payments from './2026-11-26T07-00-00-payments.ts';
 import * as faces from './2026-11-26T08-00-00-faces.ts';
+import * as videoAspect from './2026-11-26T12-00-00-video-aspect.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T05-00-00-hosted-audio': hostedAudio,
   '2026-11-26T07-00-00-payments': payments,
   '2026-11-26T08-00-00-faces': faces,
+  '2026-11-26T12-00-00-video-aspect': videoAspect,
 };

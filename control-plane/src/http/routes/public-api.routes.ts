@@ -9,6 +9,7 @@ import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
 import { withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, CheckImageUrlRequest, FACE_HINT } from '../schemas/image.schemas.ts';
+import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import {
   ApiAccount,
   ApiCredits,
@@ -57,7 +58,7 @@ export function publicApiRoutes(context: AppContext): Router {
 
   router.post('/videos', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT });
+    const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT, aspect: ASPECT_HINT });
     const create = async () => ({ status: 202, body: await represent.createVideo(userId, request) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
@@ -121,7 +122,10 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
   });
   registry.registerPath({
     method: 'post', path: '/v1/videos', operationId: 'createApiVideo', tags: ['public-api'], summary: 'Create a video (costs one credit)',
-    description: 'Send an Idempotency-Key header to retry safely: the same key and body return the first answer without a second charge.',
+    description:
+      'Optional `aspect` picks the output shape: square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280); a small photo gives a '
+      + 'smaller video of the same shape. Send an Idempotency-Key header to retry safely: the same key and body return the first answer '
+      + 'without a second charge.',
     security: writeSecurity,
     request: {
       headers: z.object({ 'Idempotency-Key': z.string().max(255).optional() }),

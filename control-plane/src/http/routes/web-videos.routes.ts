@@ -1,12 +1,12 @@
 import { Router } from 'express';
-import { FaceHints } from '@petsing/workflows';
+import { FaceHints, VideoAspect } from '@petsing/workflows';
 import { z } from 'zod';
 import type { User } from '../../db/schema.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { MIN_AUDIO_SECONDS } from '../../media/audio-preparer.ts';
 import { normalizeAudioUpload } from '../../media/audio-upload.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import type { CreatedVideo, WebVideoPhoto, WebVideoSound } from '../../services/video.service.ts';
+import type { CreatedVideo, VideoOptions, WebVideoPhoto, WebVideoSound } from '../../services/video.service.ts';
 import { imageRepresentation } from '../api-representations.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
@@ -15,6 +15,7 @@ import { readMultipart, type MultipartForm, type UploadRule } from '../multipart
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { IMAGE_UPLOAD, requiredImage, withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
+import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
 import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
 import { parseBody } from '../validation.ts';
@@ -23,8 +24,8 @@ import { idTokenSecurity } from './web-app.routes.ts';
 
 const MB = 1024 * 1024;
 
-/** Form fields every create takes besides its sound: the photo by id instead of a file, and the face hints as JSON. */
-const PHOTO_FIELDS = ['image_id', 'face'] as const;
+/** Form fields every create takes besides its sound: the photo by id instead of a file, the face hints as JSON and the output shape. */
+const PHOTO_FIELDS = ['image_id', 'face', 'aspect'] as const;
 const imageId = z.uuid();
 
 const AUDIO_UPLOAD: UploadRule = {
@@ -67,11 +68,11 @@ export function webVideosRoutes(context: AppContext): Router {
       const user = webUserOf(res);
       // Refusals that need no decoding come first: nothing is decoded or stored for a request that fails anyway.
       const templateId = await videos.webTemplateId(requiredField(form, 'template_id', 'an id from GET /templates'));
-      const face = faceField(form);
+      const options = videoOptions(form);
       videos.assertCanPayForWebVideo(user);
       const photo = await photoOf(form);
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, { templateId }, photo, face)));
+      res.json(await queued(await videos.createWebVideo(user, { templateId }, photo, options)));
     } finally {
       await form.cleanup();
     }
@@ -85,12 +86,12 @@ export function webVideosRoutes(context: AppContext): Router {
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
-      const face = faceField(form);
+      const options = videoOptions(form);
       videos.assertCanPayForWebVideo(user);
       const photo = await photoOf(form);
       const sound: WebVideoSound = audio ? { audio: await normalizeAudioUpload(audio) } : await hostedSound(user, audioUrl ?? '');
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, sound, photo, face)));
+      res.json(await queued(await videos.createWebVideo(user, sound, photo, options)));
     } finally {
       await form.cleanup();
     }
@@ -119,6 +120,22 @@ async function photoOf(form: MultipartForm): Promise<WebVideoPhoto> {
   if (form.files.image) throw new AppError('invalid_request', 'Send either an "image" file or an "image_id" field, not both.');
   if (!imageId.safeParse(id).success) throw new AppError('invalid_request', 'The "image_id" field must be the id answered by POST /images (a uuid).');
   return { imageId: id };
+}
+
+/** The optional `face` and `aspect` fields, refused before anything is decoded, stored or spent. */
+function videoOptions(form: MultipartForm): VideoOptions {
+  const face = faceField(form);
+  const aspect = aspectField(form);
+  return { ...(face ? { face } : {}), ...(aspect ? { aspect } : {}) };
+}
+
+/** The optional `aspect` field: the same values as `aspect` of POST /v1/videos; empty means the default. */
+function aspectField(form: MultipartForm): VideoAspect | undefined {
+  const text = form.fields.aspect?.trim();
+  if (!text) return undefined;
+  const parsed = VideoAspect.safeParse(text);
+  if (!parsed.success) throw new AppError('invalid_request', `Invalid "aspect" form field: ${describeZodError(parsed.error)}.`, { hint: ASPECT_HINT });
+  return parsed.data;
 }
 
 /** The optional `face` field: the same JSON object as `face` of POST /v1/videos. */
@@ -155,7 +172,8 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     'payload_too_large', 'rate_limited', 'service_unavailable', 'face_detection_unavailable',
   ] as const;
   const paymentNote = 'Costs one of the month\'s free credits and the video carries a watermark, unless the caller is subscribed (then neither). '
-    + 'Answers as soon as the render is queued; follow it in GET /user/videos or on the websocket.';
+    + 'Answers as soon as the render is queued; follow it in GET /user/videos or on the websocket. The optional `aspect` field picks the '
+    + 'output shape: square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280).';
   registry.registerPath({
     method: 'post', path: '/create-with-template', security: idTokenSecurity, tags: ['web-app'], operationId: 'createWebVideoWithTemplate',
     summary: 'Create a video from a template song and a pet photo',

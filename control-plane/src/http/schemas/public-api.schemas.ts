@@ -1,4 +1,5 @@
 import { FaceHintsField } from './image.schemas.ts';
+import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { z } from 'zod';
 
 export const ApiTemplate = z
@@ -54,6 +55,7 @@ export const ApiVideo = z
     video_url: z.url().nullable().optional().meta({ description: 'Direct MP4 link (expires); null until completed.' }),
     thumbnail_url: z.url().nullable().optional(),
     has_watermark: z.boolean().meta({ description: 'Always false for API-created videos.' }),
+    aspect: VideoAspectField,
     created_at: z.iso.datetime(),
     progress: z.number().int().min(0).max(100).optional().meta({ description: 'Render progress, 0-100 (added field).' }),
     error: ApiVideoError.nullable().optional(),
@@ -75,6 +77,7 @@ export const CreateApiVideoRequest = z
       .optional()
       .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
     face: FaceHintsField.optional(),
+    aspect: AspectRequestField,
   })
   .meta({ id: 'CreateApiVideoRequest', description: 'Send exactly one of image_url and image_id.' });
 
@@ -83,6 +86,7 @@ export const CreatedApiVideo = z
     id: z.uuid(),
     status: z.literal('processing'),
     template_id: z.string().optional(),
+    aspect: VideoAspectField,
     credits_remaining: z.number().int(),
     poll_url: z.url().meta({ description: 'Poll until status is completed, roughly every 10 seconds.' }),
   })

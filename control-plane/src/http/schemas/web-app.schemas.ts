@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PLAN_TYPES } from '../../services/pricing.ts';
+import { VideoAspectField } from './video-aspect.schemas.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
 
@@ -10,6 +11,7 @@ export const WebVideo = z
     progress: z.number().int().min(0).max(100).meta({ description: 'Render progress in percent.' }),
     template_id: z.string().nullable().meta({ description: 'The template song, or null for a video made from audio.' }),
     has_watermark: z.boolean().meta({ description: 'True while the video carries the visible watermark (owner not subscribed and no removal bought).' }),
+    aspect: VideoAspectField,
     video_url: z.url().nullable().meta({ description: 'Expiring MP4 link; null until completed.' }),
     thumbnail_url: z.url().nullable(),
     origin: z.enum(['web', 'api']).meta({ description: 'Where the video was created.' }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AspectRequestField } from './video-aspect.schemas.ts';
 
 /** Request and response bodies of the web app's create and delete calls (field names are ours; see docs/web-app.md). */
 
@@ -9,7 +10,7 @@ const image = file(
     + 'Without a `face` field the photo is checked first: one without a pet face is refused (400 face_not_found) before anything is spent.',
 ).optional();
 
-/** Every create's photo fields besides `image`. */
+/** Every create's fields besides `image` and its sound: the photo by id, the face hints and the output shape. */
 const photoFields = {
   image_id: z.uuid().optional().meta({ description: 'Instead of `image`: the id answered by POST /images (valid 24 hours).' }),
   face: z.string().optional().meta({
@@ -19,6 +20,7 @@ const photoFields = {
       + 'a mouth) for a photo whose check found no face.',
     example: '{"mouth":{"x":0.52,"y":0.71}}',
   }),
+  aspect: AspectRequestField,
 };
 
 export const CreateWithTemplateForm = z
