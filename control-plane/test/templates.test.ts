@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PitchName, TemplateDefinition } from '../src/templates/template-catalog.ts';
 import { templateCatalog } from '../src/templates/template-catalog.ts';
 import type { TimedNote } from '../src/templates/melody-synth.ts';
-import { encodeWav, melodyTimeline, noteFrequency, synthesizeMelody, templateDurationSeconds } from '../src/templates/melody-synth.ts';
+import { encodeWav, melodyTimeline, mouthKeyframes, noteFrequency, sungNotes, synthesizeMelody, synthesizeVoice, templateDurationSeconds } from '../src/templates/melody-synth.ts';
+import { parseSyllable, syllablesOf, VOWEL_POSE } from '../src/templates/lyrics.ts';
+import { MouthTrack } from '@petsing/workflows';
 import type { TemplateAssets } from '../src/templates/template-assets.ts';
 import { buildTemplateAssets, encodeMp3 } from '../src/templates/template-assets.ts';
 import { escapeSvgText, previewSvg, renderPreviewImage } from '../src/templates/template-preview.ts';
@@ -132,6 +134,70 @@ describe('melody synthesis', () => {
       const measured = dominantFrequencyNear(samplesBetween(pcm, middle - 0.08, middle + 0.08), expected);
       expect(Math.abs(measured / expected - 1), `${note.pitch} at ${note.startSeconds.toFixed(2)} s measured ${measured.toFixed(1)} Hz`).toBeLessThan(0.03);
     }
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s has one syllable of lyrics per sung note', (_, def) => {
+    expect(sungNotes(def).length).toBe(def.notes.filter(([pitch]) => pitch !== 'rest').length);
+  });
+
+  it('sings each vowel with its own colour: "ee" bright, "oo" dark, "ah" open', () => {
+    // Three long syllables on one pitch, so only the vowel differs.
+    const def: TemplateDefinition = { ...templateCatalog[0]!, notes: [['A4', 2], ['A4', 2], ['A4', 2], ['rest', 2]], chords: [['C', 8]], lyrics: 'ee ah oo' };
+    const voice = synthesizeVoice(def, sampleRate);
+    const f0 = noteFrequency('A4');
+    const [ee, ah, oo] = sungNotes(def).map(({ note }) => {
+      const middle = note.startSeconds + note.durationSeconds / 2;
+      const window = samplesBetween(voice, middle - 0.1, middle + 0.1);
+      // Power at each harmonic of the note, summed within a band.
+      const band = (low: number, high: number) => {
+        let energy = 0;
+        for (let k = Math.ceil(low / f0); k * f0 < high; k++) {
+          const step = (2 * Math.PI * k * f0) / sampleRate;
+          let real = 0;
+          let imaginary = 0;
+          window.forEach((sample, n) => {
+            const hann = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / (window.length - 1));
+            real += sample * hann * Math.cos(step * n);
+            imaginary -= sample * hann * Math.sin(step * n);
+          });
+          energy += real * real + imaginary * imaginary;
+        }
+        return energy;
+      };
+      return { bright: band(1800, 3500) / band(150, 1000), firstFormant: band(650, 1000) / band(150, 500) };
+    });
+    expect(ee!.bright).toBeGreaterThan(3 * oo!.bright);
+    expect(ah!.firstFormant).toBeGreaterThan(3 * ee!.firstFormant);
+    expect(ah!.firstFormant).toBeGreaterThan(3 * oo!.firstFormant);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s keys the mouth to the score: shut in rests, open on each vowel', (_, def) => {
+    const keyframes = mouthKeyframes(def);
+    expect(MouthTrack.safeParse({ keyframes }).success).toBe(true);
+    const openAt = (seconds: number) => {
+      const after = keyframes.findIndex(([t]) => t > seconds);
+      const [t0, open0] = keyframes[Math.max(0, after - 1)]!;
+      const [t1, open1] = keyframes[after === -1 ? keyframes.length - 1 : after]!;
+      return t1 > t0 ? open0 + ((open1 - open0) * (seconds - t0)) / (t1 - t0) : open0;
+    };
+    for (const rest of melodyTimeline(def).filter((note) => note.pitch === 'rest')) expect(openAt(rest.startSeconds + rest.durationSeconds / 2)).toBeLessThan(0.05);
+    expect(openAt(0.1)).toBe(0);
+    expect(openAt(templateDurationSeconds(def) - 0.05)).toBeLessThan(0.05);
+    for (const { note, syllable } of sungNotes(def)) {
+      expect(openAt(note.startSeconds + note.durationSeconds / 2), syllable.text).toBeGreaterThanOrEqual(0.6 * VOWEL_POSE[syllable.vowel].open);
+      if (syllable.onset === 'lips') expect(openAt(note.startSeconds), syllable.text).toBeLessThan(0.02);
+    }
+  });
+
+  it('reads syllables loosely but right for singing', () => {
+    const read = (text: string) => {
+      const { onset, vowel } = parseSyllable(text);
+      return `${onset}:${vowel}`;
+    };
+    expect(['Twin', 'kle', 'star', 'you', 'moi', 'E', 'I', 'bells', 'row', 'what', 'lu', 'ne', 'stream', 'sleigh'].map(read)).toEqual([
+      'tongue:i', 'tongue:schwa', 'tongue:a', 'tongue:u', 'lips:a', 'none:i', 'none:a', 'lips:e', 'liquid:o', 'round:a', 'liquid:u', 'tongue:schwa', 'tongue:i', 'tongue:e',
+    ]);
+    expect(syllablesOf('Twin-kle twin-kle, lit-tle star!').map((syllable) => syllable.text)).toEqual(['Twin', 'kle', 'twin', 'kle,', 'lit', 'tle', 'star!']);
   });
 
   it('encodes 16-bit mono PCM WAV, rounding and clipping to full scale', () => {

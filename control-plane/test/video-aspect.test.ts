@@ -5,10 +5,11 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { renderSamplePet } from '@petsing/render-node';
-import { renderWorkflowId, type RenderLipSyncInput, type VideoAspect } from '@petsing/workflows';
+import { MouthTrack, renderWorkflowId, type RenderLipSyncInput, type VideoAspect } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
+import { templateObjectKeys } from '../src/services/template.service.ts';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
 import type { Json } from '../../test/support/http.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
@@ -100,7 +101,13 @@ describe('video aspect', () => {
       expect(status, JSON.stringify(body)).toBe(202);
       expect(body).toMatchObject({ status: 'processing', aspect: shape, credits_remaining: 1 });
       expect(await videoRow(body.id)).toMatchObject({ aspect: shape });
-      expect(await renderInput(body.id)).toMatchObject({ jobId: body.id, aspect: shape, watermark: false });
+      // A template song also hands the render its score's mouth keyframes.
+      const input = await renderInput(body.id);
+      expect(input).toMatchObject({ jobId: body.id, aspect: shape, watermark: false, mouthTrackKey: templateObjectKeys(1).mouthTrack });
+      const track = await service.context.objectStore.get(input.mouthTrackKey!);
+      const chunks: Buffer[] = [];
+      for await (const chunk of track.body) chunks.push(Buffer.from(chunk as Uint8Array));
+      expect(MouthTrack.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8'))).success).toBe(true);
 
       let video: Json;
       await waitFor('the video to finish', async () => {

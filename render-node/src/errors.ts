@@ -6,6 +6,7 @@ export type RenderErrorCode =
   | 'audio_empty'
   | 'face_not_found'
   | 'model_contract'
+  | 'mouth_track_invalid'
   | 'model_load'
   | 'provider_unavailable'
   | 'encoder_failed'
@@ -20,6 +21,7 @@ const PERMANENT_CODES: ReadonlySet<RenderErrorCode> = new Set([
   'audio_empty',
   'face_not_found',
   'model_contract',
+  'mouth_track_invalid',
 ]);
 
 export class RenderError extends Error {

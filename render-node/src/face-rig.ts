@@ -398,7 +398,7 @@ export class FaceRig {
    * inverse comes from one scan down the column, and samples are vertical (4 taps).
    */
   private drawJawUpright(m: JawMotion): void {
-    const { mouth, width, height, jawBlendAt, jawFadeAt, source, deformed } = this;
+    const { mouth, width, height, jawBlendAt, jawFadeAt, deformed } = this;
     const left = Math.max(this.jawRect.left, Math.ceil(mouth[0] - m.jawEdge));
     const right = Math.min(this.jawRect.right, Math.floor(mouth[0] + m.jawEdge) + 1);
     const columns = Math.max(0, right - left);
@@ -455,24 +455,7 @@ export class FaceRig {
         }
         const moved = v - s;
         if (moved < 0.01 && moved > -0.01) continue;
-        // Catmull-Rom down the column (inlined: this loop is the renderer's hot path).
-        const sy = mouth[1] + s;
-        const y1 = Math.floor(sy);
-        const t = sy - y1;
-        const w0 = ((-0.5 * t + 1) * t - 0.5) * t;
-        const w1 = (1.5 * t - 2.5) * t * t + 1;
-        const w2 = ((-1.5 * t + 2) * t + 0.5) * t;
-        const w3 = (0.5 * t - 0.5) * t * t;
-        const column = x * 3;
-        const r0 = (y1 - 1 < 0 ? 0 : y1 - 1 >= height ? height - 1 : y1 - 1) * stride + column;
-        const r1 = (y1 < 0 ? 0 : y1 >= height ? height - 1 : y1) * stride + column;
-        const r2 = (y1 + 1 < 0 ? 0 : y1 + 1 >= height ? height - 1 : y1 + 1) * stride + column;
-        const r3 = (y1 + 2 < 0 ? 0 : y1 + 2 >= height ? height - 1 : y1 + 2) * stride + column;
-        const o = y * stride + column;
-        for (let c = 0; c < 3; c++) {
-          const value = w0 * source[r0 + c]! + w1 * source[r1 + c]! + w2 * source[r2 + c]! + w3 * source[r3 + c]! + 0.5;
-          deformed[o + c] = value < 0 ? 0 : value > 255 ? 255 : value;
-        }
+        this.sampleColumn(x, mouth[1] + s, deformed, y * stride + x * 3, 1);
       }
     }
   }

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
-import { DEFAULT_VIDEO_ASPECT, type FaceHints, type VideoAspect } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type VideoAspect } from '@petsing/workflows';
 import { MAX_OUTPUT_SIZE } from './config.ts';
 import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
@@ -19,7 +19,7 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
-import { voiceTrack } from './voice-driver.ts';
+import { keyframedTrack, voiceTrack } from './voice-driver.ts';
 import { createWatermark } from './watermark.ts';
 
 export const DEFAULT_OUTPUT_WIDTH = 720;
@@ -45,6 +45,8 @@ export interface RenderVideoOptions {
   faceHints?: FaceHints;
   /** How a learned model's crops are blended in (see compositor.ts); default 'residual'. */
   blend?: BlendMode;
+  /** The song's mouth motion known in advance (template songs): the face rig follows it instead of the voice. */
+  mouthTrack?: MouthTrack;
   /** Blinks, head motion and breathing (the face rig); on by default. */
   idleMotion?: boolean;
   /** x264 preset, default veryfast. */
@@ -204,10 +206,10 @@ interface Synthesis {
   featuresMs: number;
 }
 
-/** The face rig: the voice drives the jaw, idle life adds blinks, head motion and breath. */
+/** The face rig: the voice (or the song's keyframes) drives the jaw, idle life adds blinks, head motion and breath. */
 async function rigSynthesis(job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
   const mark = performance.now();
-  const voice = voiceTrack(job.audio.samples, job.audio.sampleRate, fps, frames);
+  const voice = options.mouthTrack ? keyframedTrack(options.mouthTrack, fps, frames) : voiceTrack(job.audio.samples, job.audio.sampleRate, fps, frames);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
   const life = idlePoses(voice, faceLength(job.frameFace), idleMotion);

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { MouthTrack } from '@petsing/workflows';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';
@@ -13,6 +14,7 @@ import { withScratchDirectory } from './scratch-directory.ts';
 export async function renderTemplatePreview(options: {
   model?: LipSyncModel;
   audioPath: string;
+  mouthTrack?: MouthTrack;
   outputPath: string;
   thumbnailPath: string;
   width?: number;

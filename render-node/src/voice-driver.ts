@@ -1,3 +1,4 @@
+import type { MouthTrack } from '@petsing/workflows';
 import { fftPlan } from './fft.ts';
 
 /**
@@ -25,6 +26,8 @@ const OPEN_RANGE_DB = 30;
 /** A mouth opens like a singer's (tens of milliseconds) and closes a little slower. */
 const ATTACK_SECONDS = 0.03;
 const RELEASE_SECONDS = 0.08;
+/** The phrase envelope the head follows: it starts moving within a quarter second and settles half a second into a pause. */
+const SINGING_ENVELOPE = { attack: 0.25, release: 0.5 } as const;
 /** On a held note the jaw keeps moving a little (a singer's vibrato and breath), never frozen open. */
 const SUSTAIN_WOBBLE = { amount: 0.12, hertz: 4.7 } as const;
 
@@ -176,19 +179,46 @@ export function voiceTrack(samples: Float32Array, sampleRate: number, fps: numbe
   const opened = envelope(target, rate, ATTACK_SECONDS, RELEASE_SECONDS);
   const rounded = envelope(shape, rate, 0.06, 0.1);
   const accented = envelope(accent, rate, 0.01, 0.12);
-  const singing = envelope(target, rate, 0.25, 0.5);
+  const singing = envelope(target, rate, SINGING_ENVELOPE.attack, SINGING_ENVELOPE.release);
 
-  const open = perFrame(opened, rate, fps, frames);
-  for (let f = 0; f < frames; f++) {
-    const wobble = SUSTAIN_WOBBLE.amount * Math.sin((2 * Math.PI * SUSTAIN_WOBBLE.hertz * f) / fps);
-    open[f] = Math.min(1, Math.max(0, open[f]! * (1 + wobble)));
-  }
   return {
     fps,
     frames,
-    open,
+    open: withSustainWobble(perFrame(opened, rate, fps, frames), fps),
     round: perFrame(rounded, rate, fps, frames),
     accent: perFrame(accented, rate, fps, frames),
     singing: perFrame(singing, rate, fps, frames),
   };
+}
+
+function withSustainWobble(open: Float32Array, fps: number): Float32Array {
+  for (let f = 0; f < open.length; f++) {
+    const wobble = SUSTAIN_WOBBLE.amount * Math.sin((2 * Math.PI * SUSTAIN_WOBBLE.hertz * f) / fps);
+    open[f] = Math.min(1, Math.max(0, open[f]! * (1 + wobble)));
+  }
+  return open;
+}
+
+/**
+ * The same motion from a song's known mouth keyframes (template songs): openness and roundness
+ * interpolated at each frame's middle, accents where the mouth opens for a new syllable.
+ */
+export function keyframedTrack(track: MouthTrack, fps: number, frames: number): VoiceTrack {
+  const { keyframes } = track;
+  const open = new Float32Array(frames);
+  const round = new Float32Array(frames);
+  let k = 0;
+  for (let f = 0; f < frames; f++) {
+    const t = (f + 0.5) / fps;
+    while (k + 1 < keyframes.length && keyframes[k + 1]![0] <= t) k++;
+    const [t0, open0, round0] = keyframes[k]!;
+    const [t1, open1, round1] = keyframes[Math.min(k + 1, keyframes.length - 1)]!;
+    const along = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
+    open[f] = open0 + (open1 - open0) * along;
+    round[f] = round0 + (round1 - round0) * along;
+  }
+  const rises = open.map((value, f) => (f === 0 ? value : Math.max(0, value - open[f - 1]!)));
+  const scale = Math.max(1e-6, percentile(rises, 0.95));
+  const accent = envelope(rises.map((rise) => Math.min(1, rise / scale)), fps, 0.01, 0.12);
+  return { fps, frames, open: withSustainWobble(open, fps), round, accent, singing: envelope(open, fps, SINGING_ENVELOPE.attack, SINGING_ENVELOPE.release) };
 }

@@ -137,6 +137,20 @@ describe('rendering a 10 s clip with the face rig', () => {
     expect(Math.max(...frames.map((frame) => meanAbsDiff(frame, still)))).toBeLessThan(1.5);
   });
 
+  it('follows a song\'s mouth keyframes instead of the audio when given them (template songs)', async () => {
+    const path = join(dir, 'keyed.mp4');
+    // Silent audio, but the score says: open from 1.2 s to 2 s, closed otherwise.
+    const keyframes: Array<[number, number, number]> = [[0, 0, 0], [1, 0, 0], [1.2, 1, 0], [2, 1, 0], [2.2, 0, 0], [10, 0, 0]];
+    await renderVideo({ ...common(), audioPath: silencePath, outputPath: path, thumbnailPath: join(dir, 'keyed.jpg'), watermark: true, mouthTrack: { keyframes } });
+    const box = frameBox(song, SAMPLE_PET_FACE.mouth, 1024, 96);
+    const [keyed, silent] = await Promise.all([decodeRegion(path, box), decodeRegion(join(dir, 'silence.mp4'), box)]);
+    const change = keyed.map((frame, i) => meanAbsDiff(frame, silent[i]!));
+    expect(Math.min(...change.slice(Math.round(1.3 * FPS), Math.round(1.9 * FPS)))).toBeGreaterThan(10);
+    // Closed again: the same as the silent render, up to the encoder's own choices (a frame or two differ where x264 places them).
+    const closed = change.slice(Math.round(3 * FPS), Math.round(9 * FPS));
+    expect(closed.filter((c) => c < 2).length).toBeGreaterThan(0.95 * closed.length);
+  });
+
   it('draws the watermark only when asked for', async () => {
     const box: Box = { left: WIDTH - 140, top: WIDTH - 60, width: 130, height: 50 };
     const plain = join(dir, 'plain.mp4');

@@ -19,7 +19,8 @@ export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId
 export const detectFaceWorkflowId = (imageId: string) => `detect-face-${imageId}`;
 
 /** The one-off render of a template's preview clip. */
-export const templatePreviewWorkflowId = (templateId: number) => `template-preview-${templateId}`;
+/** One preview render per template and assets version (a new version renders its clip again). */
+export const templatePreviewWorkflowId = (templateId: number, assetsVersion: string) => `template-preview-${templateId}-${assetsVersion}`;
 
 /**
  * The monthly schedule that emails every opted-in user when their free web credits renew: 00:00 UTC on

@@ -43,6 +43,18 @@ export const VideoAspect = z.enum(['square', '4:5', '9:16']);
 export type VideoAspect = z.infer<typeof VideoAspect>;
 export const DEFAULT_VIDEO_ASPECT: VideoAspect = 'square';
 
+/**
+ * A song's mouth motion known in advance (template songs, from their score): keyframes of seconds,
+ * openness and roundness (0-1), in time order. The render follows it instead of listening.
+ */
+export const MouthTrack = z.object({
+  keyframes: z
+    .array(z.tuple([z.number().min(0), z.number().min(0).max(1), z.number().min(0).max(1)]))
+    .min(2)
+    .refine((frames) => frames.every((frame, i) => i === 0 || frame[0] >= frames[i - 1]![0]), 'keyframes must be in time order'),
+});
+export type MouthTrack = z.infer<typeof MouthTrack>;
+
 /** A point found by a render node, as fractions of the photo; estimated points may lie just outside 0-1. */
 const FoundPoint = z.object({ x: z.number(), y: z.number() });
 
@@ -86,6 +98,8 @@ export const RenderPlan = z.object({
   face: FaceHints.optional(),
   /** Absent in plans started before shapes existed: square. */
   aspect: VideoAspect.optional(),
+  /** Template songs: the object key of their MouthTrack (JSON). */
+  mouthTrackKey: z.string().optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
@@ -106,6 +120,8 @@ export const RenderLipSyncInput = z.object({
   /** The person's corrections of the face (fractions of the photo); the render uses their mouth point. */
   face: FaceHints.optional(),
   aspect: VideoAspect.optional(),
+  /** A MouthTrack (JSON) to follow instead of analysing the audio. */
+  mouthTrackKey: z.string().optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 
@@ -136,6 +152,7 @@ export const TemplatePreviewPlan = z.object({
   preparedAudio: PreparedAudio,
   outputKey: z.string(),
   thumbnailKey: z.string(),
+  mouthTrackKey: z.string().optional(),
 });
 export type TemplatePreviewPlan = z.infer<typeof TemplatePreviewPlan>;
 

@@ -11,13 +11,23 @@ import type { AudioPreparer } from '../media/audio-preparer.ts';
 export const templateAssets = ['audio', 'preview-image', 'preview-video'] as const;
 export type TemplateAsset = (typeof templateAssets)[number];
 
-export const templateObjectKeys = (id: number) => ({
-  audio: `templates/${id}/song.mp3`,
-  previewImage: `templates/${id}/preview.png`,
-  preparedAudio: `templates/${id}/song-prepared.wav`,
-  previewVideo: `templates/${id}/preview.mp4`,
-  previewThumbnail: `templates/${id}/preview.jpg`,
-});
+/**
+ * Bumped whenever the songs or the renderer change what a template sounds or looks like: keys of an
+ * older version are rebuilt at the next seed and their preview clips rendered again.
+ */
+export const TEMPLATE_ASSETS_VERSION = 'v2';
+
+export const templateObjectKeys = (id: number) => {
+  const base = `templates/${id}/${TEMPLATE_ASSETS_VERSION}`;
+  return {
+    audio: `${base}/song.mp3`,
+    previewImage: `${base}/preview.png`,
+    preparedAudio: `${base}/song-prepared.wav`,
+    mouthTrack: `${base}/mouth.json`,
+    previewVideo: `${base}/preview.mp4`,
+    previewThumbnail: `${base}/preview.jpg`,
+  };
+};
 
 /** The project's own pet picture that sings every template's preview clip. */
 export const SAMPLE_PET_KEY = 'templates/sample-pet.png';
@@ -34,9 +44,9 @@ export class TemplateService {
     return this.templates.listOldestFirst();
   }
 
-  /** Queues the preview clip of every template that has none yet (once per template: the workflow id is fixed). */
+  /** Queues the preview clip of every template that has none of the current version yet (once per template and version: the workflow id is fixed). */
   async schedulePreviews(scheduler: RenderScheduler): Promise<number> {
-    const missing = (await this.templates.listOldestFirst()).filter((template) => !template.preview_video_key);
+    const missing = (await this.templates.listOldestFirst()).filter((template) => template.preview_video_key !== templateObjectKeys(template.id).previewVideo);
     for (const template of missing) await scheduler.startTemplatePreview(template.id);
     return missing.length;
   }
@@ -73,16 +83,19 @@ export class TemplateService {
       const existing = await this.templates.findById(id);
       if (
         existing?.name === definition.name &&
-        existing.prepared_audio_key &&
+        existing.audio_key === keys.audio &&
+        existing.prepared_audio_key === keys.preparedAudio &&
         (await this.objects.exists(keys.audio)) &&
         (await this.objects.exists(keys.previewImage)) &&
-        (await this.objects.exists(existing.prepared_audio_key))
+        (await this.objects.exists(keys.mouthTrack)) &&
+        (await this.objects.exists(keys.preparedAudio))
       ) {
         continue;
       }
       const assets = await buildTemplateAssets(definition);
       await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
       await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
+      await this.objects.put(keys.mouthTrack, assets.mouthTrack, { contentType: assets.mouthTrackContentType });
       await this.templates.upsert({
         id,
         name: definition.name,

@@ -1,7 +1,7 @@
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_KEY, templateObjectKeys } from './template.service.ts';
-import type { Video } from '../db/schema.ts';
+import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
@@ -78,6 +78,7 @@ export class VideoRenderService {
       preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 },
       outputKey: keys.previewVideo,
       thumbnailKey: keys.previewThumbnail,
+      ...mouthTrackOf(template),
     };
   }
 
@@ -137,6 +138,13 @@ export class VideoRenderService {
       watermark,
       ...face,
       aspect,
+      ...mouthTrackOf(template),
     };
   }
+}
+
+/** A template's mouth keyframes, when its song is the one they were written for (the current assets version). */
+function mouthTrackOf(template: Template): { mouthTrackKey?: string } {
+  const keys = templateObjectKeys(template.id);
+  return template.audio_key === keys.audio ? { mouthTrackKey: keys.mouthTrack } : {};
 }

@@ -1,3 +1,4 @@
+import { syllablesOf, VOWEL_POSE, type Onset, type Syllable, type Vowel } from './lyrics.ts';
 import type { ChordSymbol, PitchName, TemplateDefinition } from './template-catalog.ts';
 
 /** Silence before the first note, so the video opens on a closed mouth. */
@@ -88,18 +89,49 @@ interface Formant {
   gain: number;
 }
 
-// Two vowel shapes: each note glides from a rounded "oo" to an open "ah" and back, like singing
-// "wah", which gives the lip-sync model a clear open/close cycle per syllable.
-const closedVowel: readonly Formant[] = [
-  { frequency: 320, bandwidth: 90, gain: 1 },
-  { frequency: 800, bandwidth: 120, gain: 0.45 },
-  { frequency: 2300, bandwidth: 220, gain: 0.12 },
+type FormantSet = readonly [Formant, Formant, Formant];
+
+// Wide resonances: a high voice has few harmonics, and each formant must catch one or two of them
+// for the vowel to be heard.
+const formants = (f1: number, f2: number, f3: number, bandwidths: readonly number[] = [160, 260, 360]): FormantSet => [
+  { frequency: f1, bandwidth: bandwidths[0]!, gain: 1 },
+  { frequency: f2, bandwidth: bandwidths[1]!, gain: 0.7 },
+  { frequency: f3, bandwidth: bandwidths[2]!, gain: 0.35 },
 ];
-const openVowel: readonly Formant[] = [
-  { frequency: 750, bandwidth: 130, gain: 1 },
-  { frequency: 1150, bandwidth: 160, gain: 0.55 },
-  { frequency: 2600, bandwidth: 250, gain: 0.2 },
-];
+
+/** The first three formants of each sung vowel (a light, high voice), so "ah", "ee" and "oo" sound like themselves. */
+const VOWEL_FORMANTS: Record<Vowel, FormantSet> = {
+  a: formants(800, 1150, 2800, [200, 280, 380]),
+  e: formants(500, 1750, 2600),
+  i: formants(320, 2200, 3000),
+  o: formants(500, 850, 2500),
+  u: formants(350, 700, 2400),
+  schwa: formants(550, 1400, 2500),
+};
+
+/**
+ * How a syllable starts: from which sound it glides into the vowel, how long that takes, and how
+ * loud it is meanwhile (lips hum an "m" before opening, a tongue consonant is a short hush).
+ */
+const ONSETS: Record<Onset, { from: FormantSet | null; glideSeconds: number; level: number; hushSeconds: number }> = {
+  lips: { from: formants(280, 1000, 2200), glideSeconds: 0.06, level: 0.25, hushSeconds: 0 },
+  round: { from: VOWEL_FORMANTS.u, glideSeconds: 0.07, level: 0.6, hushSeconds: 0 },
+  liquid: { from: formants(360, 1250, 2600), glideSeconds: 0.05, level: 0.5, hushSeconds: 0 },
+  tongue: { from: formants(400, 1600, 2600), glideSeconds: 0.03, level: 0.4, hushSeconds: 0.025 },
+  none: { from: null, glideSeconds: 0.03, level: 1, hushSeconds: 0 },
+};
+
+/** Where a note's sound goes as it ends: towards a closing mouth. */
+const CLOSING = formants(320, 800, 2300);
+
+function mixFormants(from: FormantSet, to: FormantSet, amount: number): FormantSet {
+  const mix = (a: Formant, b: Formant): Formant => ({
+    frequency: a.frequency + (b.frequency - a.frequency) * amount,
+    bandwidth: a.bandwidth + (b.bandwidth - a.bandwidth) * amount,
+    gain: a.gain + (b.gain - a.gain) * amount,
+  });
+  return [mix(from[0], to[0]), mix(from[1], to[1]), mix(from[2], to[2])];
+}
 
 const highestHarmonicHz = 5000;
 const maxHarmonics = 40;
@@ -108,20 +140,15 @@ const vibratoRateHz = 5.5;
 const vibratoDepth = 0.01;
 const voiceGain = 0.5;
 
-/** Harmonic amplitudes (index 1..count) for a vowel `openness` in [0, 1], normalised to unit energy. */
-function harmonicAmplitudes(fundamental: number, openness: number, into: Float64Array): void {
+/** Harmonic amplitudes (index 1..count) shaped by three formants, normalised to unit energy. */
+function harmonicAmplitudes(fundamental: number, shape: FormantSet, into: Float64Array): void {
   let energy = 0;
   for (let k = 1; k < into.length; k += 1) {
     const frequency = k * fundamental;
-    let resonance = 0.2;
-    for (let i = 0; i < openVowel.length; i += 1) {
-      const open = openVowel[i]!;
-      const closed = closedVowel[i]!;
-      const centre = closed.frequency + (open.frequency - closed.frequency) * openness;
-      const halfWidth = (closed.bandwidth + (open.bandwidth - closed.bandwidth) * openness) / 2;
-      const gain = closed.gain + (open.gain - closed.gain) * openness;
-      const offset = (frequency - centre) / halfWidth;
-      resonance += gain / (1 + offset * offset);
+    let resonance = 0.08;
+    for (const formant of shape) {
+      const offset = (frequency - formant.frequency) / (formant.bandwidth / 2);
+      resonance += formant.gain / (1 + offset * offset);
     }
     const amplitude = resonance / k ** 1.1;
     into[k] = amplitude;
@@ -136,28 +163,39 @@ function smoothStep(x: number): number {
   return clamped * clamped * (3 - 2 * clamped);
 }
 
-function singNote(out: Float32Array, startSample: number, lengthSamples: number, fundamental: number, loudness: number, sampleRate: number): void {
+/** Sings one syllable on one note: its onset glides into its vowel, held, then closing at the end. */
+function singNote(out: Float32Array, startSample: number, lengthSamples: number, fundamental: number, loudness: number, syllable: Syllable, sampleRate: number): void {
   const lengthSeconds = lengthSamples / sampleRate;
+  const onset = ONSETS[syllable.onset];
+  const vowel = VOWEL_FORMANTS[syllable.vowel];
+  const hush = Math.min(onset.hushSeconds, lengthSeconds * 0.2);
+  const glide = Math.min(onset.glideSeconds, lengthSeconds * 0.3);
   const attack = Math.min(0.03, lengthSeconds * 0.25);
   const release = Math.min(0.08, lengthSeconds * 0.3);
   const releaseStart = lengthSeconds - release;
   const harmonicCount = Math.max(1, Math.min(maxHarmonics, Math.floor(highestHarmonicHz / fundamental)));
 
-  const opennessAt = (t: number): number => smoothStep(t / 0.09) * (1 - 0.7 * smoothStep((t - releaseStart) / release));
+  const shapeAt = (t: number): FormantSet => {
+    const entered = onset.from ? mixFormants(onset.from, vowel, smoothStep((t - hush) / glide)) : vowel;
+    return mixFormants(entered, CLOSING, 0.6 * smoothStep((t - releaseStart) / release));
+  };
   const envelopeAt = (t: number): number => {
-    const rise = t < attack ? 0.5 - 0.5 * Math.cos((Math.PI * t) / attack) : 1;
-    const settle = 1 - 0.12 * (1 - Math.exp(-Math.max(0, t - attack) / 0.3));
+    if (t < hush) return 0;
+    const sounding = t - hush;
+    const rise = sounding < attack ? 0.5 - 0.5 * Math.cos((Math.PI * sounding) / attack) : 1;
+    const consonant = onset.level + (1 - onset.level) * smoothStep(sounding / glide);
+    const settle = 1 - 0.12 * (1 - Math.exp(-Math.max(0, sounding - attack) / 0.3));
     const fall = t > releaseStart ? 0.5 + 0.5 * Math.cos((Math.PI * (t - releaseStart)) / release) : 1;
-    return rise * settle * fall;
+    return rise * consonant * settle * fall;
   };
 
   let current = new Float64Array(harmonicCount + 1);
   let next = new Float64Array(harmonicCount + 1);
-  harmonicAmplitudes(fundamental, opennessAt(0), current);
+  harmonicAmplitudes(fundamental, shapeAt(0), current);
   let phase = 0;
   for (let blockStart = 0; blockStart < lengthSamples; blockStart += controlBlockSamples) {
     const blockEnd = Math.min(lengthSamples, blockStart + controlBlockSamples);
-    harmonicAmplitudes(fundamental, opennessAt(blockEnd / sampleRate), next);
+    harmonicAmplitudes(fundamental, shapeAt(blockEnd / sampleRate), next);
     const blockLength = blockEnd - blockStart;
     for (let n = blockStart; n < blockEnd; n += 1) {
       const t = n / sampleRate;
@@ -256,6 +294,75 @@ function silenceGate(silences: readonly { startSeconds: number; durationSeconds:
 
 const peakLevel = 0.89;
 
+/** A sung note and the syllable it carries. */
+export interface SungNote {
+  note: TimedNote & { pitch: PitchName };
+  syllable: Syllable;
+}
+
+/** Pairs the melody's sung notes with the lyrics' syllables, one each. */
+export function sungNotes(def: TemplateDefinition): SungNote[] {
+  const notes = melodyTimeline(def).filter((note): note is TimedNote & { pitch: PitchName } => note.pitch !== 'rest');
+  const syllables = syllablesOf(def.lyrics);
+  if (syllables.length !== notes.length) {
+    throw new Error(`Template ${def.id}: the lyrics have ${syllables.length} syllables but the melody sings ${notes.length} notes`);
+  }
+  return notes.map((note, index) => ({ note, syllable: syllables[index]! }));
+}
+
+/** A short breath at the end of each note keeps repeated pitches audibly separate syllables. */
+function breathAfter(note: TimedNote): number {
+  return Math.min(0.06, note.durationSeconds * 0.15);
+}
+
+/** A point of the mouth's motion: seconds from the start, openness and roundness (0-1). */
+export type MouthKeyframe = [seconds: number, open: number, round: number];
+
+/**
+ * The pet's mouth for a template, straight from the score: each syllable opens to its vowel's shape
+ * as the voice enters it (from shut lips for m, b and p), holds, and closes as the note ends; rests
+ * and the lead-in and tail are closed. The render follows these instead of listening to the song.
+ */
+export function mouthKeyframes(def: TemplateDefinition): MouthKeyframe[] {
+  const keyframes: MouthKeyframe[] = [[0, 0, 0]];
+  let lastEnd = 0;
+  for (const { note, syllable } of sungNotes(def)) {
+    const pose = VOWEL_POSE[syllable.vowel];
+    const accent = note.startBeat % def.beatsPerBar === 0 ? 1 : 0.9;
+    const onset = ONSETS[syllable.onset];
+    const end = note.startSeconds + note.durationSeconds - breathAfter(note);
+    const length = end - note.startSeconds;
+    const entered = note.startSeconds + Math.min(onset.hushSeconds, length * 0.2) + Math.min(onset.glideSeconds, length * 0.3);
+    const closing = end - Math.min(0.08, length * 0.3);
+    // Over a rest (or the lead-in) the mouth shuts, and stays shut until the next syllable.
+    if (note.startSeconds - lastEnd > 0.2) {
+      if (lastEnd > 0) keyframes.push([lastEnd + 0.06, 0, 0]);
+      keyframes.push([note.startSeconds - 0.02, 0, 0]);
+    }
+    keyframes.push([note.startSeconds, syllable.onset === 'lips' ? 0 : 0.25 * pose.open, syllable.onset === 'round' ? 1 : pose.round]);
+    keyframes.push([entered, pose.open * accent, pose.round]);
+    keyframes.push([closing, 0.85 * pose.open * accent, pose.round]);
+    keyframes.push([end, 0.1, pose.round]);
+    lastEnd = end;
+  }
+  keyframes.push([lastEnd + 0.06, 0, 0], [templateDurationSeconds(def), 0, 0]);
+  return keyframes.map(([seconds, open, round]) => [Math.round(seconds * 1000) / 1000, Math.round(open * 100) / 100, Math.round(round * 100) / 100]);
+}
+
+/** The sung vocal line alone: each syllable of the lyrics on its note. */
+export function synthesizeVoice(def: TemplateDefinition, sampleRate: number): Float32Array {
+  const voice = new Float32Array(Math.round(templateDurationSeconds(def) * sampleRate));
+  for (const { note, syllable } of sungNotes(def)) {
+    const gapSeconds = breathAfter(note);
+    const startSample = Math.round(note.startSeconds * sampleRate);
+    const lengthSamples = Math.round((note.durationSeconds - gapSeconds) * sampleRate);
+    const onDownbeat = note.startBeat % def.beatsPerBar === 0;
+    singNote(voice, startSample, lengthSamples, noteFrequency(note.pitch), onDownbeat ? 1 : 0.85, syllable, sampleRate);
+  }
+
+  return voice;
+}
+
 /** Mono PCM in [-1, 1]. Pure arithmetic with no randomness, so the output is identical on every run. */
 export function synthesizeMelody(def: TemplateDefinition, { sampleRate = 44100 }: SynthesisOptions = {}): Float32Array {
   const chordBeats = def.chords.reduce((sum, [, beats]) => sum + beats, 0);
@@ -266,17 +373,7 @@ export function synthesizeMelody(def: TemplateDefinition, { sampleRate = 44100 }
   const timeline = melodyTimeline(def);
   const rests = timeline.filter((note) => note.pitch === 'rest');
 
-  const voice = new Float32Array(length);
-  for (const note of timeline) {
-    if (note.pitch === 'rest') continue;
-    // A short breath before the next note keeps repeated pitches audibly separate syllables.
-    const gapSeconds = Math.min(0.06, note.durationSeconds * 0.15);
-    const startSample = Math.round(note.startSeconds * sampleRate);
-    const lengthSamples = Math.round((note.durationSeconds - gapSeconds) * sampleRate);
-    const onDownbeat = note.startBeat % def.beatsPerBar === 0;
-    singNote(voice, startSample, lengthSamples, noteFrequency(note.pitch), onDownbeat ? 1 : 0.85, sampleRate);
-  }
-
+  const voice = synthesizeVoice(def, sampleRate);
   const accompaniment = new Float32Array(length);
   accompany(def, accompaniment, rests, sampleRate);
   const songEndSeconds = templateDurationSeconds(def) - tailSeconds;

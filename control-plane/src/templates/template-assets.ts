@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { TemplateDefinition } from './template-catalog.ts';
-import { encodeWav, synthesizeMelody } from './melody-synth.ts';
+import { encodeWav, mouthKeyframes, synthesizeMelody } from './melody-synth.ts';
 import { renderPreviewImage } from './template-preview.ts';
 
 export interface TemplateAssets {
@@ -9,6 +9,9 @@ export interface TemplateAssets {
   durationSeconds: number;
   previewImage: Buffer;
   previewImageContentType: 'image/png';
+  /** The song's mouth keyframes (the render contract's MouthTrack), as JSON. */
+  mouthTrack: Buffer;
+  mouthTrackContentType: 'application/json';
 }
 
 export interface EncodeOptions {
@@ -65,5 +68,7 @@ export async function buildTemplateAssets(def: TemplateDefinition, options: Enco
     durationSeconds: pcm.length / sampleRate,
     previewImage,
     previewImageContentType: 'image/png',
+    mouthTrack: Buffer.from(JSON.stringify({ keyframes: mouthKeyframes(def) })),
+    mouthTrackContentType: 'application/json',
   };
 }

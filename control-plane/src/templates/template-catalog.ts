@@ -31,6 +31,12 @@ export interface TemplateDefinition {
   /** Distance between accompaniment strokes: 1 for a 4/4 "oom-pah", 1.5 for a 6/8 lilt. */
   pulseBeats: number;
   notes: readonly MelodyNote[];
+  /**
+   * The words, one syllable per sung note (rests take none), separated by spaces; hyphens join the
+   * syllables of a word ("twin-kle"). The voice sings each syllable's vowel, and the pet's mouth is
+   * keyed to it.
+   */
+  lyrics: string;
   /** Must cover exactly as many beats as `notes`. */
   chords: readonly ChordSpan[];
   look: TemplateLook;
@@ -52,6 +58,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['G4', 1], ['G4', 1], ['F4', 1], ['F4', 1], ['E4', 1], ['E4', 1], ['D4', 1.5], ['rest', 0.5],
       ['F4', 1], ['F4', 1], ['E4', 1], ['E4', 1], ['D4', 1], ['D4', 1], ['C4', 1.5], ['rest', 0.5],
     ],
+    lyrics: 'Twin-kle twin-kle lit-tle star, how I won-der what you are, up a-bove the world so high, like a dia-mond in the sky',
     chords: [
       ['C', 4], ['F', 2], ['C', 2],
       ['F', 2], ['C', 2], ['G', 2], ['C', 2],
@@ -73,6 +80,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['E4', 1], ['E4', 1], ['F4', 1], ['G4', 1], ['G4', 1], ['F4', 1], ['E4', 1], ['D4', 1],
       ['C4', 1], ['C4', 1], ['D4', 1], ['E4', 1], ['D4', 1.5], ['C4', 0.5], ['C4', 1.5], ['rest', 0.5],
     ],
+    lyrics: 'Freu-de, schö-ner Göt-ter-fun-ken, Toch-ter aus E-ly-si-um, wir be-tre-ten feu-er-trun-ken, Himm-li-sche, dein Hei-lig-tum',
     chords: [
       ['C', 4], ['G', 4], ['C', 4], ['C', 2], ['G', 2],
       ['C', 4], ['G', 4], ['C', 4], ['G7', 2], ['C', 2],
@@ -93,6 +101,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['G4', 0.5], ['A4', 0.5], ['G4', 0.5], ['F4', 0.5], ['E4', 1], ['C4', 1],
       ['C4', 1], ['G3', 1], ['C4', 1.5], ['rest', 0.5], ['C4', 1], ['G3', 1], ['C4', 1.5], ['rest', 0.5],
     ],
+    lyrics: 'Frè-re Jac-ques, frè-re Jac-ques, dor-mez vous? dor-mez vous? Son-nez les ma-ti-nes, son-nez les ma-ti-nes, ding dang dong, ding dang dong',
     chords: [
       ['C', 4], ['C', 4], ['C', 4], ['C', 4],
       ['C', 4], ['C', 4],
@@ -114,6 +123,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['E4', 0.5], ['E4', 0.5], ['E4', 0.5], ['C4', 0.5], ['C4', 0.5], ['C4', 0.5],
       ['G4', 1], ['F4', 0.5], ['E4', 1], ['D4', 0.5], ['C4', 2.5], ['rest', 0.5],
     ],
+    lyrics: 'Row, row, row your boat, gent-ly down the stream, mer-ri-ly, mer-ri-ly, mer-ri-ly, mer-ri-ly, life is but a dream',
     chords: [
       ['C', 3], ['C', 3], ['C', 3], ['C', 3],
       ['C', 3], ['C', 3], ['G7', 3], ['C', 3],
@@ -133,6 +143,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['F4', 1], ['F4', 1], ['F4', 1.5], ['F4', 0.5], ['F4', 1], ['E4', 1], ['E4', 1], ['E4', 0.5], ['E4', 0.5],
       ['G4', 1], ['G4', 1], ['F4', 1], ['D4', 1], ['C4', 3], ['rest', 1],
     ],
+    lyrics: 'Jin-gle bells, jin-gle bells, jin-gle all the way, oh what fun it is to ride in a one horse o-pen sleigh',
     chords: [
       ['C', 4], ['C', 4], ['C', 4], ['C', 4],
       ['F', 4], ['C', 4], ['G7', 4], ['C', 4],
@@ -152,6 +163,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['G4', 1], ['G4', 1], ['G4', 1], ['D4', 1], ['E4', 1], ['E4', 1], ['D4', 1.5], ['rest', 0.5],
       ['B4', 1], ['B4', 1], ['A4', 1], ['A4', 1], ['G4', 3], ['rest', 1],
     ],
+    lyrics: 'Old Mac-Don-ald had a farm, E-I-E-I-O, and on his farm he had a cow, E-I-E-I-O',
     chords: [
       ['G', 4], ['C', 2], ['G', 2], ['G', 2], ['D7', 2], ['G', 4],
       ['G', 4], ['C', 2], ['G', 2], ['G', 2], ['D7', 2], ['G', 4],
@@ -171,6 +183,7 @@ export const templateCatalog: readonly TemplateDefinition[] = [
       ['C4', 1], ['C4', 1], ['C4', 1], ['D4', 1], ['E4', 2], ['D4', 2],
       ['C4', 1], ['E4', 1], ['D4', 1], ['D4', 1], ['C4', 3], ['rest', 1],
     ],
+    lyrics: 'Au clair de la lu-ne, mon a-mi Pier-rot, prê-te-moi ta plu-me pour é-crire un mot',
     chords: [
       ['C', 4], ['C', 2], ['G', 2], ['C', 2], ['G7', 2], ['C', 4],
       ['C', 4], ['C', 2], ['G', 2], ['C', 2], ['G7', 2], ['C', 4],

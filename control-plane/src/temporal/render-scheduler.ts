@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { renderWorkflowId, rerenderWorkflowId, TASK_QUEUES, templatePreviewWorkflowId, type RenderVideoInput } from '@petsing/workflows';
+import { TEMPLATE_ASSETS_VERSION } from '../services/template.service.ts';
 
 /** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
 export class RenderScheduler {
@@ -39,7 +40,7 @@ export class RenderScheduler {
     try {
       await (await this.client()).workflow.start('renderTemplatePreview', {
         taskQueue: TASK_QUEUES.control,
-        workflowId: templatePreviewWorkflowId(templateId),
+        workflowId: templatePreviewWorkflowId(templateId, TEMPLATE_ASSETS_VERSION),
         args: [{ templateId }],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });

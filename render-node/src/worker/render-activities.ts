@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { FAILURE_TYPES, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
+import { FAILURE_TYPES, MouthTrack, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
-import { isRenderError } from '../errors.ts';
+import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
 import { classicalFaceDetector } from '../face-detector.ts';
@@ -54,6 +54,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         const thumbnailPath = join(directory, 'thumbnail.jpg');
         await download(deps.objects, input.imageKey, imagePath);
         await download(deps.objects, input.audioKey, audioPath);
+        const mouthTrack = input.mouthTrackKey ? await readMouthTrack(deps.objects, input.mouthTrackKey) : undefined;
 
         const result = await renderVideo({
           ...(deps.model ? { model: deps.model } : {}),
@@ -64,6 +65,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           watermark: input.watermark,
           ...(input.face ? { faceHints: input.face } : {}),
           ...(input.aspect ? { aspect: input.aspect } : {}),
+          ...(mouthTrack ? { mouthTrack } : {}),
           width: deps.width,
           fps: deps.fps,
           signal: context.cancellationSignal,
@@ -123,6 +125,18 @@ function toActivityFailure(error: unknown): unknown {
     });
   }
   return error;
+}
+
+/** A template's mouth keyframes, checked against the contract (a broken file fails the render, not silently). */
+async function readMouthTrack(objects: ObjectStore, key: string): Promise<MouthTrack> {
+  const object = await objects.get(key);
+  const chunks: Buffer[] = [];
+  for await (const chunk of object.body) chunks.push(Buffer.from(chunk as Uint8Array));
+  try {
+    return MouthTrack.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+  } catch (error) {
+    throw new RenderError('mouth_track_invalid', `the song's mouth keyframes (${key}) are not a valid mouth track: ${(error as Error).message}`, 'Re-seed the templates (they are rebuilt when their files are missing).', { cause: error });
+  }
 }
 
 async function download(objects: ObjectStore, key: string, path: string): Promise<void> {

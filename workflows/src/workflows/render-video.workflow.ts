@@ -141,6 +141,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       ...(plan.face ? { face: plan.face } : {}),
       // The video's shape; plans started before shapes existed have none, and the render then makes a square.
       ...(plan.aspect ? { aspect: plan.aspect } : {}),
+      // Template songs: the mouth follows their score's keyframes.
+      ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
     })
     .finally(() => (rendering = false));
   // A cancellation leaves the loop below before the render settles; its rejection must not go unhandled,
@@ -177,6 +179,7 @@ export async function renderTemplatePreview(input: TemplatePreviewInput): Promis
     watermark: false,
     outputKey: plan.outputKey,
     thumbnailKey: plan.thumbnailKey,
+    ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
   });
   await control.completeTemplatePreview({ templateId: input.templateId, outputKey: result.outputKey });
 }
