@@ -170,7 +170,7 @@ export class FaceRig {
     const centre: Point = [eyeMid[0] + this.down[0] * 0.2 * length, eyeMid[1] + this.down[1] * 0.2 * length];
     const ry = 1.05 * length;
     const rx = Math.max(0.9 * length, 0.85 * eyeDistance + 0.3 * length);
-    const fade = 1.18;
+    const fade = 1.1;
     const union = [this.boundsOf([-rx * fade, rx * fade], [-ry * fade, ry * fade], centre), this.jawRect, ...this.eyes.map((eye) => eye.rect)];
     this.motionRect = {
       left: Math.min(...union.map((r) => r.left)),
