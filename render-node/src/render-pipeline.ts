@@ -300,17 +300,7 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   const { frame, audio } = job;
   const frames = Math.ceil(audio.durationSeconds * fps - 1e-9);
   const timings: StageTimings = { ...job.timings, features: 0, inference: 0, composite: 0, encode: 0, total: 0 };
-  const synthesis = model ? await modelSynthesis(model, job, frames, fps, options, timings) : await rigSynthesis(job, frames, fps, options, timings);
-  timings.features = synthesis.featuresMs;
-  logger.info('render job prepared', {
-    frames,
-    durationSeconds: audio.durationSeconds,
-    width: frame.width,
-    height: frame.height,
-    renderer: model ? 'model' : 'face-rig',
-    faceMethod: job.face.method,
-  });
-
+  // ffmpeg starts (a process and x264's set-up) while the audio is analysed and the rig is built.
   const encoder = new FfmpegEncoder({ width: frame.width, height: frame.height, fps, audioPath: options.audioPath, outputPath: options.outputPath, preset: options.preset });
   const rawFrames: WriteStream | undefined = options.rawFramesPath ? createWriteStream(options.rawFramesPath) : undefined;
   let thumbnail: Promise<unknown> | undefined;
@@ -318,6 +308,16 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: Buffer.allocUnsafe(frameBytes), flushed: Promise.resolve() }));
   let lastPercent = -1;
   try {
+    const synthesis = model ? await modelSynthesis(model, job, frames, fps, options, timings) : await rigSynthesis(job, frames, fps, options, timings);
+    timings.features = synthesis.featuresMs;
+    logger.info('render job prepared', {
+      frames,
+      durationSeconds: audio.durationSeconds,
+      width: frame.width,
+      height: frame.height,
+      renderer: model ? 'model' : 'face-rig',
+      faceMethod: job.face.method,
+    });
     for (let index = 0; index < frames; index++) {
       throwIfAborted(signal);
       const slot = pool[index % FRAME_POOL]!;
