@@ -20,7 +20,7 @@ export interface RigPose {
  */
 const RIG = {
   /** Jaw drop at full opening, in L; never more than the jaw below the mouth can stretch. */
-  maxDrop: 0.16,
+  maxDrop: 0.2,
   maxDropPerJaw: 0.9,
   /** The chin region always spans at least this much below the mouth, in L (long muzzles put the chin close). */
   minJaw: 0.22,
@@ -538,11 +538,11 @@ export class FaceRig {
         b += (tongue[2]! * shade - b) * a;
       }
     }
-    if (gap >= 10) {
+    if (gap >= 14) {
       const offCentre = Math.abs(across - 0.62) / 0.11;
       if (offCentre < 1) {
         const toothLength = 0.2 * (1 - offCentre);
-        const a = 0.75 * Math.min(1, Math.max(0, ((toothLength - t) * gap) / 1.2));
+        const a = 0.6 * Math.min(1, Math.max(0, ((toothLength - t) * gap) / 1.2));
         const shade = 0.7 + 0.25 * (1 - t / Math.max(1e-3, toothLength));
         r += (teeth[0]! * shade - r) * a;
         g += (teeth[1]! * shade - g) * a;
