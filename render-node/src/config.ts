@@ -16,6 +16,8 @@ export const renderNodeEnvSchema = z.object({
   RENDER_OUTPUT_SIZE: z.coerce.number().int().min(128).max(MAX_OUTPUT_SIZE).multipleOf(2).default(720),
   RENDER_FPS: z.coerce.number().int().min(1).max(60).default(25),
   RENDER_BATCH_SIZE: z.coerce.number().int().min(1).max(512).default(32),
+  /** Worker threads drawing the face rig; 0 draws on the render loop. Unset: defaultRigThreads() (0 on 2 cores). */
+  RENDER_RIG_THREADS: z.coerce.number().int().min(0).max(32).optional(),
   /** Optional ONNX mouth/face detector (see README, "Detector"). */
   RENDER_DETECTOR_MODEL_PATH: z.string().trim().optional().transform((value) => (value ? value : undefined)),
 });

@@ -9,6 +9,7 @@ import { RenderError } from './errors.ts';
 import { buildFaceInput, cropBoxFor } from './face-crop.ts';
 import { classicalFaceDetector } from './face-detector.ts';
 import { FaceRig, type RigPose } from './face-rig.ts';
+import { defaultRigThreads, RigPool, sharedFrameBuffer } from './rig-pool.ts';
 import { FfmpegEncoder } from './ffmpeg-encoder.ts';
 import { frameFace } from './framing.ts';
 import { decodeImage, type RgbImage } from './image-decoder.ts';
@@ -47,6 +48,8 @@ export interface RenderVideoOptions {
   blend?: BlendMode;
   /** The song's mouth motion known in advance (template songs): the face rig follows it instead of the voice. */
   mouthTrack?: MouthTrack;
+  /** Worker threads drawing the face rig's frames; 0 draws on the render loop's thread. Default: defaultRigThreads(). */
+  rigThreads?: number;
   /** Blinks, head motion and breathing (the face rig); on by default. */
   idleMotion?: boolean;
   /** x264 preset, default veryfast. */
@@ -63,9 +66,9 @@ export interface StageTimings {
   detect: number;
   /** Learned model only: onnxruntime. */
   inference: number;
-  /** Drawing frames: the face rig, or blending a model's crops. */
+  /** Drawing frames: the face rig (on its threads: from request to finished frame), or blending a model's crops. */
   composite: number;
-  /** Time the renderer waited on ffmpeg (pipe backpressure plus the final flush). */
+  /** Time the render loop waited for the next frame to be drawn and taken by ffmpeg, plus the final flush. */
   encode: number;
   total: number;
 }
@@ -200,10 +203,14 @@ async function cutOut(image: RgbImage, box: { left: number; top: number; width: 
 type FrameProducer = (index: number, out: Buffer) => Promise<void> | void;
 
 interface Synthesis {
+  /** Called in frame order, possibly before earlier frames are done (the loop draws ahead). */
   produce: FrameProducer;
   /** The frame shown as the thumbnail. */
   thumbnailIndex: number;
   featuresMs: number;
+  /** Frame buffers the producer can draw into (shared memory for rig threads). */
+  allocate(bytes: number): Buffer;
+  close(): Promise<void>;
 }
 
 /** The face rig: the voice (or the song's keyframes) drives the jaw, idle life adds blinks, head motion and breath. */
@@ -213,22 +220,33 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
   const life = idlePoses(voice, faceLength(job.frameFace), idleMotion);
-  const rig = new FaceRig({
+  const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
     blinks: idleMotion && !job.frameFace.eyesEstimated,
-    overlay: options.watermark ? await createWatermark(job.frame.width, job.frame.height) : undefined,
-  });
+    ...(options.watermark ? { overlay: await createWatermark(job.frame.width, job.frame.height) } : {}),
+  };
   // The thumbnail shows the pet singing: the widest mouth in the first two thirds.
   let thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
   for (let f = 0; f < Math.ceil((frames * 2) / 3); f++) if (voice.open[f]! > voice.open[thumbnailIndex]! + 0.05) thumbnailIndex = f;
+  const poseOf = (index: number): RigPose => ({ open: voice.open[index]!, round: voice.round[index]!, ...life[index]! });
+  const threads = options.rigThreads ?? defaultRigThreads();
+  if (threads > 0) {
+    const pool = RigPool.start({ ...rigOptions, threads });
+    const produce: FrameProducer = async (index, out) => {
+      const started = performance.now();
+      await pool.render(index, poseOf(index), out);
+      timings.composite += performance.now() - started;
+    };
+    return { produce, thumbnailIndex, featuresMs, allocate: sharedFrameBuffer, close: () => pool.close() };
+  }
+  const rig = new FaceRig(rigOptions);
   const produce: FrameProducer = (index, out) => {
     const started = performance.now();
-    const pose: RigPose = { open: voice.open[index]!, round: voice.round[index]!, ...life[index]! };
-    rig.render(pose, out);
+    rig.render(poseOf(index), out);
     timings.composite += performance.now() - started;
   };
-  return { produce, thumbnailIndex, featuresMs };
+  return { produce, thumbnailIndex, featuresMs, allocate: (bytes) => Buffer.allocUnsafe(bytes), close: async () => undefined };
 }
 
 /** A learned model: batches of mel windows and face crops through onnxruntime, blended back at the mouth. */
@@ -279,7 +297,16 @@ async function modelSynthesis(model: LipSyncModel, job: PreparedJob, frames: num
     compositor.composeFrame(generated, (index % batch) * plane, out);
     timings.composite += performance.now() - mark;
   };
-  return { produce, thumbnailIndex: Math.min(frames - 1, Math.floor(frames / 3)), featuresMs };
+  // One frame at a time, in order: the batch bookkeeping above assumes it.
+  let queue: Promise<void> = Promise.resolve();
+  const inOrder: FrameProducer = (index, out) => (queue = queue.then(() => produce(index, out)));
+  return {
+    produce: inOrder,
+    thumbnailIndex: Math.min(frames - 1, Math.floor(frames / 3)),
+    featuresMs,
+    allocate: (bytes) => Buffer.allocUnsafe(bytes),
+    close: async () => undefined,
+  };
 }
 
 /** Renders the singing video and its thumbnail; removes partial outputs on failure or abort. */
@@ -304,11 +331,10 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   const encoder = new FfmpegEncoder({ width: frame.width, height: frame.height, fps, audioPath: options.audioPath, outputPath: options.outputPath, preset: options.preset });
   const rawFrames: WriteStream | undefined = options.rawFramesPath ? createWriteStream(options.rawFramesPath) : undefined;
   let thumbnail: Promise<unknown> | undefined;
-  const frameBytes = frame.width * frame.height * 3;
-  const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: Buffer.allocUnsafe(frameBytes), flushed: Promise.resolve() }));
   let lastPercent = -1;
+  let synthesis: Synthesis | undefined;
   try {
-    const synthesis = model ? await modelSynthesis(model, job, frames, fps, options, timings) : await rigSynthesis(job, frames, fps, options, timings);
+    synthesis = model ? await modelSynthesis(model, job, frames, fps, options, timings) : await rigSynthesis(job, frames, fps, options, timings);
     timings.features = synthesis.featuresMs;
     logger.info('render job prepared', {
       frames,
@@ -318,13 +344,25 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
       renderer: model ? 'model' : 'face-rig',
       faceMethod: job.face.method,
     });
+    const frameBytes = frame.width * frame.height * 3;
+    const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: synthesis!.allocate(frameBytes), flushed: Promise.resolve() }));
+    // Frames are drawn up to FRAME_POOL - 1 ahead of the one being handed to ffmpeg, each into its slot
+    // as soon as ffmpeg has taken the slot's previous frame.
+    const drawn: Array<Promise<void>> = [];
+    const draw = (index: number) => {
+      const slot = pool[index % FRAME_POOL]!;
+      drawn[index] = slot.flushed.then(() => synthesis!.produce(index, slot.buffer));
+      drawn[index].catch(() => undefined); // awaited in order below
+    };
+    const ahead = FRAME_POOL - 1;
+    for (let index = 0; index < Math.min(ahead, frames); index++) draw(index);
     for (let index = 0; index < frames; index++) {
       throwIfAborted(signal);
-      const slot = pool[index % FRAME_POOL]!;
+      if (index + ahead < frames) draw(index + ahead);
       const mark = performance.now();
-      await slot.flushed; // the pipe may still hold this buffer
+      await drawn[index];
       timings.encode += performance.now() - mark;
-      await synthesis.produce(index, slot.buffer);
+      const slot = pool[index % FRAME_POOL]!;
       if (index === synthesis.thumbnailIndex) {
         thumbnail = sharp(Buffer.from(slot.buffer), { raw: { width: frame.width, height: frame.height, channels: 3 } })
           .jpeg({ quality: 85, mozjpeg: true })
@@ -354,6 +392,8 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     await thumbnail?.catch(() => undefined);
     await Promise.all([options.outputPath, options.thumbnailPath, options.rawFramesPath].map((path) => (path ? rm(path, { force: true }) : undefined)));
     throw error;
+  } finally {
+    await synthesis?.close();
   }
   timings.total = performance.now() - started;
   options.onProgress?.(100);

@@ -29,6 +29,7 @@ describe('environment config', () => {
       RENDER_OUTPUT_SIZE: 720,
       RENDER_FPS: 25,
       RENDER_BATCH_SIZE: 32,
+      RENDER_RIG_THREADS: undefined,
       RENDER_DETECTOR_MODEL_PATH: undefined,
     });
   });

@@ -151,6 +151,21 @@ describe('rendering a 10 s clip with the face rig', () => {
     expect(closed.filter((c) => c < 2).length).toBeGreaterThan(0.95 * closed.length);
   });
 
+  it('draws the same frames on worker threads as on the render loop', async () => {
+    const inline = join(dir, 'inline.mp4');
+    const threaded = join(dir, 'threaded.mp4');
+    const short = join(dir, 'short.wav');
+    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', songPath, '-t', '3', short]);
+    await renderVideo({ ...common(), audioPath: short, outputPath: inline, thumbnailPath: join(dir, 'inline.jpg'), watermark: true, rigThreads: 0 });
+    await renderVideo({ ...common(), audioPath: short, outputPath: threaded, thumbnailPath: join(dir, 'threaded.jpg'), watermark: true, rigThreads: 2 });
+    const whole: Box = { left: 0, top: 0, width: WIDTH, height: WIDTH };
+    const [a, b] = await Promise.all([decodeRegion(inline, whole), decodeRegion(threaded, whole)]);
+    expect(b.length).toBe(a.length);
+    // Two threads draw alternate frames with their own rigs: every frame is the same picture.
+    expect(Math.max(...a.map((frame, i) => meanAbsDiff(frame, b[i]!)))).toBeLessThan(0.5);
+    expect(Math.max(...a.map((frame) => meanAbsDiff(frame, a[0]!)))).toBeGreaterThan(1);
+  }, 60_000);
+
   it('draws the watermark only when asked for', async () => {
     const box: Box = { left: WIDTH - 140, top: WIDTH - 60, width: 130, height: 50 };
     const plain = join(dir, 'plain.mp4');

@@ -15,6 +15,7 @@ import { decodeImage } from '../image-decoder.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { detectInPhoto, DetectionFailure, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
+import { defaultRigThreads } from '../rig-pool.ts';
 import { renderSamplePet, SAMPLE_PET_FACE } from '../sample-pet.ts';
 import { writeSyntheticSong } from './synthetic-audio.ts';
 
@@ -25,10 +26,10 @@ const USAGE = `render-node: the petsing render node's tools
   render-node render --image pet.jpg --audio song.mp3 --out out.mp4
                      [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
                      [--cuda-fallback cpu|refuse] [--no-watermark] [--size 720] [--fps 25]
-                     [--aspect square|4:5|9:16] [--batch-size 32] [--detector-model d.onnx]
+                     [--aspect square|4:5|9:16] [--rig-threads N] [--batch-size 32] [--detector-model d.onnx]
                      [--no-idle-motion] [--mouth X,Y] [--json]
   render-node detect --image pet.jpg [--json] [--detector-model d.onnx]
-  render-node bench  [--seconds 20] [--size 720] [--aspect square|4:5|9:16] [--fps 25]
+  render-node bench  [--seconds 20] [--size 720] [--aspect square|4:5|9:16] [--rig-threads N] [--fps 25]
                      [--model m.onnx] [--provider cpu|cuda] [--preset veryfast] [--keep DIR]
   render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
 
@@ -38,7 +39,7 @@ as given. detect --json prints exactly one JSON object: {"face": null} or {"face
 Without --model (or RENDER_MODEL_PATH) the face rig animates the photo; with one, the learned model does.
 
 Defaults come from RENDER_MODEL_PATH, RENDER_EXECUTION_PROVIDER, RENDER_CUDA_FALLBACK,
-RENDER_OUTPUT_SIZE, RENDER_FPS, RENDER_BATCH_SIZE and RENDER_DETECTOR_MODEL_PATH.
+RENDER_OUTPUT_SIZE, RENDER_FPS, RENDER_BATCH_SIZE, RENDER_RIG_THREADS and RENDER_DETECTOR_MODEL_PATH.
 `;
 
 const consoleLogger = (verbose: boolean): Logger => ({
@@ -56,6 +57,7 @@ const commonOptions = {
   size: { type: 'string' },
   fps: { type: 'string' },
   'batch-size': { type: 'string' },
+  'rig-threads': { type: 'string' },
   'detector-model': { type: 'string' },
   aspect: { type: 'string' },
   verbose: { type: 'boolean', default: false },
@@ -71,6 +73,7 @@ function settings(values: Record<string, string | boolean | undefined>) {
     RENDER_OUTPUT_SIZE: pick('size', 'RENDER_OUTPUT_SIZE'),
     RENDER_FPS: pick('fps', 'RENDER_FPS'),
     RENDER_BATCH_SIZE: pick('batch-size', 'RENDER_BATCH_SIZE'),
+    RENDER_RIG_THREADS: pick('rig-threads', 'RENDER_RIG_THREADS'),
     RENDER_DETECTOR_MODEL_PATH: pick('detector-model', 'RENDER_DETECTOR_MODEL_PATH'),
   });
 }
@@ -135,6 +138,7 @@ async function renderCommand(argv: string[]): Promise<number> {
     width: config.RENDER_OUTPUT_SIZE,
     aspect,
     fps: config.RENDER_FPS,
+    ...(config.RENDER_RIG_THREADS === undefined ? {} : { rigThreads: config.RENDER_RIG_THREADS }),
     onProgress: values.json ? undefined : progressBar('rendering'),
     signal: controller.signal,
     logger,
@@ -190,9 +194,10 @@ async function benchCommand(argv: string[]): Promise<number> {
     await writeSyntheticSong(audioPath, seconds);
 
     const model = await loadConfiguredModel(config, consoleLogger(values.verbose));
-    const common = { model, imagePath, audioPath, watermark: true, faceHints: SAMPLE_PET_FACE, width, aspect, fps, preset: values.preset };
+    const rigThreads = config.RENDER_RIG_THREADS ?? defaultRigThreads();
+    const common = { model, imagePath, audioPath, watermark: true, faceHints: SAMPLE_PET_FACE, width, aspect, fps, preset: values.preset, rigThreads };
     const render = await renderVideo({ ...common, outputPath, thumbnailPath: join(dir, 'bench.jpg') });
-    const renderer = model ? `model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}` : 'face rig (CPU, main thread)';
+    const renderer = model ? `model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}` : `face rig (CPU, ${rigThreads ? `${rigThreads} worker thread${rigThreads > 1 ? 's' : ''}` : 'on the render loop'})`;
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     console.log(`render benchmark: ${seconds} s clip, ${render.width}x${render.height} (${aspect}), ${fps} fps, ${renderer}`);
     console.log(`machine: ${availableParallelism()} cores, ${cpu}, node ${process.version}`);

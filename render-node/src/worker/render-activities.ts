@@ -25,6 +25,8 @@ export type RenderActivityDependencies = {
   model?: LipSyncModel;
   /** Output width; the height follows each video's aspect. */
   width: number;
+  /** Face-rig worker threads (RENDER_RIG_THREADS); unset: the default for this machine. */
+  rigThreads?: number;
   fps: number;
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
@@ -67,6 +69,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           ...(input.aspect ? { aspect: input.aspect } : {}),
           ...(mouthTrack ? { mouthTrack } : {}),
           width: deps.width,
+          ...(deps.rigThreads === undefined ? {} : { rigThreads: deps.rigThreads }),
           fps: deps.fps,
           signal: context.cancellationSignal,
           logger: deps.logger,

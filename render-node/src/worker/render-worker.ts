@@ -72,6 +72,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       objects,
       ...(model ? { model } : {}),
       width: env.RENDER_OUTPUT_SIZE,
+      ...(env.RENDER_RIG_THREADS === undefined ? {} : { rigThreads: env.RENDER_RIG_THREADS }),
       fps: env.RENDER_FPS,
       logger,
       ...(detector ? { detector } : {}),
