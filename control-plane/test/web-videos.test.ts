@@ -86,7 +86,12 @@ describe('web video creation and deletion', () => {
     return result;
   };
 
+  let sharedTmp: string | undefined;
   beforeAll(async () => {
+    // Uploads of this file land in a temporary folder of its own: other files upload in parallel, and
+    // their folders in the shared one would look like leftovers here.
+    sharedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'petsing-web-videos-tmp-'));
     service = await startTestService({ temporal: true });
     await service.context.services.templates.seed(service.context.logger);
     fixtures = await mkdtemp(join(tmpdir(), 'petsing-web-videos-'));
@@ -110,6 +115,10 @@ describe('web video creation and deletion', () => {
   afterAll(async () => {
     await service?.stop();
     if (fixtures) await rm(fixtures, { recursive: true, force: true });
+    const ownTmp = process.env.TMPDIR;
+    if (sharedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = sharedTmp;
+    if (ownTmp && ownTmp !== sharedTmp) await rm(ownTmp, { recursive: true, force: true });
   });
 
   describe('POST /create-with-template', () => {

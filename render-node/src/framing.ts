@@ -39,8 +39,9 @@ function place(centre: number, size: number, limit: number): number {
 
 /**
  * Picks the part of the photo to show and the output size: the head centred and whole (chin
- * included) in the requested shape, never enlarged more than MAX_UPSCALE (a smaller output instead,
- * same shape, rounded to even pixels).
+ * included) in the requested shape. A small photo gives a smaller video of the same shape (rounded
+ * to even pixels): at most the photo's own resolution, and the shown part never enlarged more than
+ * MAX_UPSCALE.
  */
 export function frameFace(imageWidth: number, imageHeight: number, face: PetFace, aspect: VideoAspect, outputWidth: number): Framing {
   const ratio = ASPECT_RATIO[aspect];
@@ -63,6 +64,7 @@ export function frameFace(imageWidth: number, imageHeight: number, face: PetFace
     width: Math.round(width),
     height: Math.round(height),
   };
-  const outWidth = even(Math.min(outputWidth, crop.width * MAX_UPSCALE));
+  // Never more pixels than the photo has in this shape, and never the shown part enlarged beyond 2×.
+  const outWidth = even(Math.min(outputWidth, imageWidth, imageHeight * ratio, crop.width * MAX_UPSCALE));
   return { crop, width: outWidth, height: even(outWidth / ratio) };
 }

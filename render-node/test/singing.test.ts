@@ -119,8 +119,9 @@ describe('singing real pets, driven by the voice over a band that never stops', 
     it(`${file}: the mouth follows the voice, the rest of the photo stays put and sharp`, async () => {
       const annotation = annotations[file]!;
       const render = await renderWithCli(file, clip.songPath, file.replace(/\.\w+$/, ''));
-      // 720 px square, or less where that would enlarge the photo more than twice.
-      expect([render.width, render.height]).toEqual(Array(2).fill(Math.min(720, even(MAX_UPSCALE * render.crop.width))));
+      // 720 px square, or less for a small photo: at most its own resolution, the shown part at most twice enlarged.
+      const expected = even(Math.min(720, annotation.width, annotation.height, MAX_UPSCALE * render.crop.width));
+      expect([render.width, render.height]).toEqual([expected, expected]);
       const unit = faceUnit(annotation) * (render.width / render.crop.width);
       const mouth = toFrame(render.crop, render.width, annotation.mouth!);
       const mouthBox = boxAround(render.width, render.height, mouth, 0.6 * unit, 0.75);
@@ -179,7 +180,8 @@ describe('output shapes', () => {
     ['9:16', [720, 1280]],
   ] as const) {
     it(`${aspect}: exactly ${size.join('×')}, with the whole face inside`, async () => {
-      const file = 'dog-05.jpg';
+      // A photo large enough for every shape at 720 px wide (1165×1400).
+      const file = 'cat-01.jpg';
       const annotation = annotations[file]!;
       const result = await renderVideo({
         imagePath: join(PETS, file),
@@ -205,7 +207,7 @@ describe('output shapes', () => {
     }, 60_000);
   }
 
-  it('never enlarges a small photo more than twice: a smaller video of the same shape instead', async () => {
+  it('never outgrows a small photo (its own resolution, the shown part at most twice enlarged): a smaller video of the same shape', async () => {
     const file = 'bird-01.jpg';
     const annotation = annotations[file]!;
     const result = await renderVideo({
@@ -219,6 +221,7 @@ describe('output shapes', () => {
       logger: testLogger,
     });
     expect(result.width / result.framing.width).toBeLessThanOrEqual(MAX_UPSCALE + 0.01);
+    expect(result.width).toBeLessThanOrEqual(annotation.width);
     expect(result.width).toBeLessThan(720);
     expect([result.width % 2, result.height % 2]).toEqual([0, 0]);
     expect(result.height / result.width).toBeCloseTo(16 / 9, 1);

@@ -9,7 +9,7 @@ export const ASPECT_HINT = `aspect is one of ${VideoAspect.options.map((value) =
 /** The output shape of a video, as answered in every video record. */
 export const VideoAspectField = VideoAspect.meta({
   id: 'VideoAspect',
-  description: `The output video's shape: ${ASPECT_SIZES}. A small photo gives a smaller video of the same shape (never enlarged more than 2×).`,
+  description: `The output video's shape: ${ASPECT_SIZES}. A small photo gives a smaller video of the same shape (at most the photo's own resolution, the part shown never enlarged more than 2×).`,
   example: '9:16',
 });
 
@@ -19,7 +19,7 @@ export const VideoAspectField = VideoAspect.meta({
  */
 export const AspectRequestField = VideoAspect.optional().meta({
   description:
-    `The output video's shape: ${ASPECT_SIZES}. A small photo gives a smaller video of the same shape (never enlarged more than 2×). `
+    `The output video's shape: ${ASPECT_SIZES}. A small photo gives a smaller video of the same shape (at most the photo's own resolution, the part shown never enlarged more than 2×). `
     + 'Every render of the video (the watermark-removal re-render too) uses it. Optional.',
   default: DEFAULT_VIDEO_ASPECT,
   example: '9:16',
