@@ -51,7 +51,9 @@ const JAW_CACHE = { openSteps: 48, roundSteps: 6, maxBytes: 64 * 1024 * 1024 } a
 /** sin 15°. */
 const UPRIGHT_TILT = 0.26;
 const MOTION_LEVELS = 64;
-const MIXED_LEVEL = -1;
+/** Runs of pixels whose weights rise (or fall) along the row: the band around the head. */
+const RISING = -1;
+const FALLING = -2;
 
 const smoothstep = (edge0: number, edge1: number, x: number): number => {
   const t = Math.min(1, Math.max(0, (x - edge0) / (edge1 - edge0)));
@@ -108,7 +110,8 @@ export class FaceRig {
   private readonly eyes: Array<{ centre: Point; rx: number; ry: number; rect: Rect }>;
   private readonly colors: { throatEdge: number[]; tongue: number[]; teeth: number[] };
   // Head motion: a weight per pixel of `motionRect` (MOTION_LEVELS on the head, fading to 0 around it),
-  // and per row the runs of pixels that share one weight (start, end, level) or mix them (MIXED_LEVEL).
+  // and per row the runs of pixels (start, end, kind): one weight for all (kind = that level), or weights
+  // that only rise (RISING) or only fall (FALLING) along the run.
   private readonly motionRect: Rect;
   private readonly motionLevel: Uint8Array;
   private readonly motionRuns: Int32Array[];
@@ -189,9 +192,18 @@ export class FaceRig {
         const v = ((x - centre[0]) * this.down[0] + (y - centre[1]) * this.down[1]) / ry;
         const level = Math.round(MOTION_LEVELS * (1 - smoothstep(1, fade, Math.hypot(u, v))));
         this.motionLevel[(y - top) * rectWidth + (x - left)] = level;
-        const kind = level === 0 || level === MOTION_LEVELS ? level : MIXED_LEVEL;
-        if (runs.length > 0 && runs[runs.length - 1] === kind) runs[runs.length - 2] = x + 1;
-        else runs.push(x, x + 1, kind);
+        const previous = x > left ? this.motionLevel[(y - top) * rectWidth + (x - left - 1)]! : level;
+        const last = runs.length - 3;
+        const pure = level === 0 || level === MOTION_LEVELS;
+        if (pure && last >= 0 && runs[last + 2] === level) runs[last + 1] = x + 1;
+        else if (pure) runs.push(x, x + 1, level);
+        else if (last >= 0 && runs[last + 2]! < 0 && level === previous) runs[last + 1] = x + 1;
+        else if (last >= 0 && runs[last + 2] === (level > previous ? RISING : FALLING)) runs[last + 1] = x + 1;
+        else if (last >= 0 && runs[last + 2]! < 0 && runs[last + 1]! - runs[last]! === 1) {
+          // A one-pixel run takes the direction its second pixel gives it.
+          runs[last + 1] = x + 1;
+          runs[last + 2] = level > previous ? RISING : FALLING;
+        } else runs.push(x, x + 1, RISING);
       }
       this.motionRuns.push(Int32Array.from(runs));
     }
@@ -594,31 +606,48 @@ export class FaceRig {
     const { motionLevel, motionRuns } = this;
     const offsetX = new Int32Array(MOTION_LEVELS + 1);
     const offsetY = new Int32Array(MOTION_LEVELS + 1);
+    // The weights at which a pixel's whole-pixel offset steps: few, since the head moves a few pixels.
+    const steps: number[] = [];
     for (let level = 0; level <= MOTION_LEVELS; level++) {
       offsetX[level] = Math.round((level / MOTION_LEVELS) * headX);
       offsetY[level] = Math.round((level / MOTION_LEVELS) * headY);
+      if (level > 0 && (offsetX[level] !== offsetX[level - 1] || offsetY[level] !== offsetY[level - 1])) steps.push(level);
     }
     const rectWidth = right - left;
     for (let y = top; y < bottom; y++) {
       const runs = motionRuns[y - top]!;
+      const row = (y - top) * rectWidth - left;
       for (let r = 0; r < runs.length; r += 3) {
         const start = runs[r]!;
         const end = runs[r + 1]!;
-        const runLevel = runs[r + 2]!;
-        if (runLevel !== MIXED_LEVEL) {
-          this.copyShifted(out, y, start, end, offsetX[runLevel]!, offsetY[runLevel]!);
+        const kind = runs[r + 2]!;
+        if (kind >= 0) {
+          this.copyShifted(out, y, start, end, offsetX[kind]!, offsetY[kind]!);
           continue;
         }
-        // Weights vary along a mixed run, but whole-pixel offsets change only a few times: copy each stretch at once.
-        const levels = (y - top) * rectWidth - left;
+        // Along a rising (falling) run each step weight is crossed once: find where by bisection and
+        // copy the stretches between crossings, each with one offset.
+        const rising = kind === RISING;
         let from = start;
-        let level = motionLevel[levels + start]!;
-        for (let x = start + 1; x <= end; x++) {
-          const next = x < end ? motionLevel[levels + x]! : level;
-          if (x < end && offsetX[next] === offsetX[level] && offsetY[next] === offsetY[level]) continue;
-          this.copyShifted(out, y, from, x, offsetX[level]!, offsetY[level]!);
-          from = x;
-          level = next;
+        for (let i = 0; i < steps.length; i++) {
+          const step = steps[rising ? i : steps.length - 1 - i]!;
+          let low = from;
+          let high = end;
+          while (low < high) {
+            const middle = (low + high) >> 1;
+            const level = motionLevel[row + middle]!;
+            if (rising ? level >= step : level < step) high = middle;
+            else low = middle + 1;
+          }
+          if (low > from) {
+            const level = motionLevel[row + from]!;
+            this.copyShifted(out, y, from, low, offsetX[level]!, offsetY[level]!);
+            from = low;
+          }
+        }
+        if (from < end) {
+          const level = motionLevel[row + from]!;
+          this.copyShifted(out, y, from, end, offsetX[level]!, offsetY[level]!);
         }
       }
     }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { loadLipSyncModel } from '../src/lipsync-model.ts';
 import { ensureGeneratedModel } from '../src/model-generator.ts';
+import { FaceRig } from '../src/face-rig.ts';
 import { prepareJob, renderVideo, type RenderResult } from '../src/render-pipeline.ts';
 import { renderSamplePet, SAMPLE_PET_FACE } from '../src/sample-pet.ts';
 import { decodeRegion, decodeSamples, meanAbsDiff, pearson, probe, run, tempDir, testLogger, writeSilence, type Box } from './helpers.ts';
@@ -176,6 +177,30 @@ describe('rendering a 10 s clip with the face rig', () => {
     expect((await stat(plain)).size).toBeGreaterThan(10_000);
     const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', plain]);
     expect(Number(stdout.trim())).toBe(song.frames);
+  });
+});
+
+describe('head motion', () => {
+  it('moves the head by whole pixels (no resampling) and leaves the rest of the photo alone', async () => {
+    const job = await prepareJob({ imagePath, audioPath: silencePath, width: WIDTH, faceHints: SAMPLE_PET_FACE });
+    const rig = new FaceRig({ frame: job.frame, face: job.frameFace, blinks: false });
+    const out = Buffer.alloc(job.frame.width * job.frame.height * 3);
+    rig.render({ open: 0, round: 0, blink: 0, headX: 3, headY: -2 }, out);
+    const at = (buffer: Buffer, x: number, y: number) => Array.from(buffer.subarray((y * WIDTH + x) * 3, (y * WIDTH + x) * 3 + 3));
+    const [mx, my] = job.frameFace.mouth;
+    const [ex, ey] = job.frameFace.eyes[0];
+    // Inside the head: exactly the photo's pixel 3 to the left and 2 below.
+    for (const [x, y] of [[Math.round(mx), Math.round(my) - 10], [Math.round(ex), Math.round(ey)], [Math.round(mx) + 20, Math.round(my) - 40]] as const) {
+      expect(at(out, x, y)).toEqual(at(job.frame.data, x - 3, y + 2));
+    }
+    // Far corner: untouched.
+    expect(at(out, 2, 2)).toEqual(at(job.frame.data, 2, 2));
+    // Every output pixel is some photo pixel (a copy, never a blend): no value outside the photo's own.
+    const colours = new Set<number>();
+    for (let i = 0; i < job.frame.data.length; i += 3) colours.add((job.frame.data[i]! << 16) | (job.frame.data[i + 1]! << 8) | job.frame.data[i + 2]!);
+    let foreign = 0;
+    for (let i = 0; i < out.length; i += 3) if (!colours.has((out[i]! << 16) | (out[i + 1]! << 8) | out[i + 2]!)) foreign++;
+    expect(foreign).toBe(0);
   });
 });
 
