@@ -4,10 +4,12 @@
  */
 export const errorCatalog = {
   invalid_request: { status: 400, title: 'Invalid request', hint: 'Check the request against /openapi.json and fix the fields named in the message.' },
+  invalid_path: { status: 400, title: 'Invalid path', hint: 'Percent-encode the path as RFC 3986 requires: every % must start a valid %XX escape of UTF-8 bytes.' },
   malformed_json: { status: 400, title: 'Malformed JSON', hint: 'Send a syntactically valid JSON body with Content-Type: application/json.' },
   unauthorized: { status: 401, title: 'Missing or invalid credential', hint: 'Send Authorization: Bearer <credential>; create an API key on the dashboard or sign in again.' },
   forbidden: { status: 403, title: 'Missing scope', hint: 'Use a credential that carries the scope this operation needs (videos:write for writes).' },
   not_found: { status: 404, title: 'Not found', hint: 'Check the id or path; list endpoints show what exists for your account.' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', hint: 'Use one of the methods in the Allow header; /openapi.json lists each path\'s operations.' },
   conflict: { status: 409, title: 'Conflict', hint: 'The resource already exists or changed meanwhile; fetch it and retry if needed.' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', hint: 'Use a new Idempotency-Key for a different request; reuse a key only to retry the same request.' },
   idempotency_key_in_use: { status: 409, title: 'Request in progress', hint: 'A request with this Idempotency-Key is still running; retry in a few seconds.' },

@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
+import { buildOpenApiDocument, documentedMethods } from './openapi.ts';
 import { requestLogging } from './request-logging.ts';
 import { emailRoutes } from './routes/email.routes.ts';
 import { filesRoutes } from './routes/files.routes.ts';
@@ -48,7 +49,11 @@ export function createApp(context: AppContext): Express {
   app.use('/mcp', mcpRoutes(context));
   app.use(oauthRoutes(context));
 
-  app.use(notFoundHandler());
+  let allowedMethods: ((path: string) => string[] | undefined) | undefined;
+  app.use(notFoundHandler((path) => {
+    allowedMethods ??= documentedMethods(buildOpenApiDocument(context.config.baseUrl, context.config.siteUrl, openApiContributors));
+    return allowedMethods(path);
+  }));
   app.use(errorHandler(context.config.baseUrl));
   return app;
 }

@@ -33,8 +33,17 @@ export function describeZodError(error: z.ZodError): string {
     .join('; ');
 }
 
-export function notFoundHandler(): RequestHandler {
+/**
+ * Requests no route answered: 405 with Allow where the path exists for other methods (`allowedMethods`,
+ * from /openapi.json), else 404.
+ */
+export function notFoundHandler(allowedMethods: (path: string) => string[] | undefined = () => undefined): RequestHandler {
   return (req, _res, next) => {
+    const allowed = allowedMethods(req.path);
+    if (allowed && allowed.length > 0 && !allowed.includes(req.method)) {
+      next(new AppError('method_not_allowed', `${req.method} is not supported on ${req.path}; use ${allowed.join(', ')}.`, { headers: { Allow: allowed.join(', ') } }));
+      return;
+    }
     next(new AppError('not_found', `No route for ${req.method} ${req.path}.`, { hint: 'See /openapi.json for the available endpoints.' }));
   };
 }
@@ -60,6 +69,8 @@ function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof ObjectNotFoundError) return new AppError('not_found', 'The requested file was not found.');
   if (error instanceof z.ZodError) return new AppError('invalid_request', describeZodError(error));
+  // The router decodes path parameters and throws a URIError on malformed percent-encoding (%ZZ).
+  if (error instanceof URIError) return new AppError('invalid_path', 'The path is not validly percent-encoded.');
   const parserError = error as BodyParserError;
   switch (parserError?.type) {
     case 'entity.parse.failed':

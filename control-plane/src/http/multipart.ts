@@ -8,6 +8,7 @@ import type { Request } from 'express';
 import busboy from 'busboy';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
 import { SNIFF_BYTES, sniffContentType, type AcceptKind } from '../media/content-sniffer.ts';
+import { INVALID_TEXT_MESSAGE, isValidText } from '../services/text.ts';
 
 /** What one file field of a form accepts. */
 export type UploadRule = {
@@ -146,6 +147,10 @@ function receive(req: Request, spec: FormSpec, directory: string, form: Multipar
         return;
       }
       if (!spec.fields.includes(name)) return;
+      if (!isValidText(value)) {
+        refuse(`The form field "${name}" ${INVALID_TEXT_MESSAGE}.`);
+        return;
+      }
       if (form.fields[name] !== undefined) {
         refuse(`Send the form field "${name}" once.`);
         return;

@@ -73,25 +73,74 @@ export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contribut
       { name: 'service', description: 'Service index, health, versions and templates.' },
       { name: 'web-app', description: 'Endpoints of the web app, signed in with an identity-provider ID token.' },
       { name: 'public-api', description: 'The versioned public API (/v1), paid with credits.' },
+      { name: 'oauth', description: 'The OAuth 2.1 authorization server: discovery (RFC 8414, RFC 9728), dynamic client registration (RFC 7591) and the token endpoint (RFC 6749).' },
+      { name: 'mcp', description: 'The Model Context Protocol server (Streamable HTTP, stateless), with API key or OAuth credentials.' },
     ],
   });
-  addGenericClientErrors((document.paths ?? {}) as Record<string, Record<string, unknown>>);
+  const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
+  addGenericClientErrors(paths);
+  addInvalidPathResponses(paths);
   return document;
 }
 
+type Operation = { responses?: Record<string, unknown>; parameters?: { in?: string }[] };
+type ErrorResponseObject = { description: string; content?: Record<string, { schema?: { $ref?: string } }> };
+
+const ERROR_SCHEMA_REF = '#/components/schemas/Error';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
 /**
- * Any request can fail as a client error (an unknown path or method answers 404 JSON), so an operation
+ * Any request can fail as a client error (an unknown path answers 404 JSON, an unsupported method 405), so an operation
  * that names no 4XX response of its own gets the generic one.
  */
-function addGenericClientErrors(paths: Record<string, Record<string, unknown>>): void {
+function addGenericClientErrors(paths: Record<string, Record<string, Operation>>): void {
   for (const item of Object.values(paths)) {
-    for (const operation of Object.values(item) as { responses?: Record<string, unknown> }[]) {
+    for (const operation of Object.values(item)) {
       const responses = operation.responses;
       if (!responses || Object.keys(responses).some((status) => status.startsWith('4'))) continue;
       responses['4XX'] = {
         description: 'Client error in the shared error shape.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: { 'application/json': { schema: { $ref: ERROR_SCHEMA_REF } } },
       };
     }
   }
+}
+
+/** A path parameter that is not valid percent-encoding answers 400 invalid_path, on every operation that has one. */
+function addInvalidPathResponses(paths: Record<string, Record<string, Operation>>): void {
+  const title = errorCatalog.invalid_path.title;
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const responses = operation.responses;
+      if (!responses || !operation.parameters?.some((parameter) => parameter.in === 'path')) continue;
+      const existing = responses['400'] as ErrorResponseObject | undefined;
+      if (!existing) {
+        responses['400'] = { description: title, content: { 'application/json': { schema: { $ref: ERROR_SCHEMA_REF } } } };
+      } else if (existing.content?.['application/json']?.schema?.$ref === ERROR_SCHEMA_REF && !existing.description.includes(title)) {
+        existing.description = `${existing.description}; ${title}`;
+      }
+    }
+  }
+}
+
+/**
+ * The methods /openapi.json documents for each path, as a lookup from a request path to the methods
+ * it allows (undefined for a path the document does not have). Answers 405 with Allow from one source.
+ */
+export function documentedMethods(document: { paths?: Record<string, unknown> }): (path: string) => string[] | undefined {
+  const templates = Object.entries(document.paths ?? {}).map(([template, item]) => {
+    const methods = Object.keys(item as object).filter((key) => HTTP_METHODS.includes(key)).map((method) => method.toUpperCase());
+    if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+    const source = template
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+    return { literal: !template.includes('{'), pattern: new RegExp(`^${source}/?$`, 'i'), methods };
+  });
+  return (path) => {
+    const matches = templates.filter((entry) => entry.pattern.test(path));
+    const best = matches.some((entry) => entry.literal) ? matches.filter((entry) => entry.literal) : matches;
+    if (best.length === 0) return undefined;
+    return [...new Set(best.flatMap((entry) => entry.methods))].sort();
+  };
 }

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
+import { findInvalidText, INVALID_TEXT_MESSAGE } from '../services/text.ts';
 import { describeZodError } from './errors.ts';
 
 /** Hints for refusals of particular top-level fields, used instead of the generic one when that field is at fault. */
@@ -12,6 +13,13 @@ function parseWith<Schema extends z.ZodType>(schema: Schema, value: unknown, whe
     const field = result.error.issues.map((issue) => String(issue.path[0])).find((name) => hints[name] !== undefined);
     const hint = field === undefined ? undefined : hints[field];
     throw new AppError('invalid_request', `Invalid ${where}: ${describeZodError(result.error)}.`, hint ? { hint } : {});
+  }
+  // One text rule for every string a schema accepted (fields it strips are never stored or shown).
+  const badText = findInvalidText(result.data);
+  if (badText) {
+    const field = badText.length > 0 ? badText.join('.') : where;
+    const hint = hints[String(badText[0])];
+    throw new AppError('invalid_request', `Invalid ${where}: ${field}: ${INVALID_TEXT_MESSAGE}.`, hint ? { hint } : {});
   }
   return result.data;
 }

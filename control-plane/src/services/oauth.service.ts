@@ -4,6 +4,7 @@ import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Scope } from '../db/schema.ts';
 import type { NewOAuthToken, OAuthClient, OAuthRepository } from '../repositories/oauth.repository.ts';
 import { constantTimeEqual, hashSecret, randomToken } from './secrets.ts';
+import { BIDI_CONTROLS_MESSAGE, findInvalidText, INVALID_TEXT_MESSAGE, isDisplayableName, isValidText } from './text.ts';
 import type { UserService } from './user.service.ts';
 
 /**
@@ -122,7 +123,14 @@ const redirectUriSchema = z
 
 const registrationSchema = z.object({
   redirect_uris: z.array(redirectUriSchema).min(1).max(10),
-  client_name: z.string().trim().min(1).max(200).optional(),
+  client_name: z
+    .string()
+    .refine(isValidText, INVALID_TEXT_MESSAGE)
+    .refine(isDisplayableName, BIDI_CONTROLS_MESSAGE)
+    .trim()
+    .min(1)
+    .max(200)
+    .optional(),
   token_endpoint_auth_method: z.literal('none', { error: 'only public clients (none) can register' }).optional(),
   grant_types: z
     .array(z.enum(GRANT_TYPES))
@@ -206,6 +214,8 @@ export class OAuthService {
    * AuthorizationRedirectError after.
    */
   async validateAuthorizationRequest(params: Record<string, unknown>): Promise<AuthorizationRequest> {
+    const badText = findInvalidText(params);
+    if (badText) throw new AuthorizationPageError(`The request's ${badText.join('.')} ${INVALID_TEXT_MESSAGE}.`);
     const clientId = params.client_id;
     if (typeof clientId !== 'string' || clientId === '') throw new AuthorizationPageError('The request names no client (client_id).');
     const client = await this.repository.findClient(clientId);
@@ -266,6 +276,8 @@ export class OAuthService {
 
   /** The token endpoint (RFC 6749 §3.2), for public clients. */
   async token(params: Record<string, unknown>): Promise<TokenResponse> {
+    const badText = findInvalidText(params);
+    if (badText) throw new OAuthError('invalid_request', `${badText.join('.')} ${INVALID_TEXT_MESSAGE}.`);
     const grantType = params.grant_type;
     if (typeof grantType !== 'string') throw new OAuthError('invalid_request', 'grant_type is required.');
     if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {

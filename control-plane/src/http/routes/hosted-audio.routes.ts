@@ -6,7 +6,8 @@ import { errorResponses, type OpenAPIRegistry } from '../openapi.ts';
 import { parseParams } from '../validation.ts';
 import { sendObject } from '../send-object.ts';
 
-const params = z.object({ file: z.string().regex(/^[0-9a-f-]{36}\.mp3$/i) });
+// No regex flags: the pattern is published in /openapi.json, where clients compile it as plain ECMA-262.
+const params = z.object({ file: z.string().regex(/^[0-9a-fA-F-]{36}\.mp3$/) });
 
 /** GET /media/audio/{id}.mp3: hosted speech and soundtracks (see HostedAudioService). */
 export function hostedAudioRoutes(context: AppContext): Router {
