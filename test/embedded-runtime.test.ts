@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -56,8 +56,26 @@ describe('petsing start on embedded defaults', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  /** Paths under DATA_DIR that other local users could read or write (group or other permission bits). */
+  const shared = async (path = dataDir): Promise<string[]> => {
+    // Journals come and go while the service runs.
+    const stats = await lstat(path).catch(() => undefined);
+    if (!stats || stats.isSymbolicLink()) return [];
+    const found = stats.mode & 0o077 ? [`${path.slice(dataDir.length) || '/'} ${(stats.mode & 0o777).toString(8)}`] : [];
+    if (!stats.isDirectory()) return found;
+    for (const entry of await readdir(path).catch(() => [])) found.push(...(await shared(join(path, entry))));
+    return found;
+  };
+
   it('serves /health, the templates and the CLI, and keeps everything across a restart', async () => {
+    // What an older, looser version left: a readable DATA_DIR and a world-writable file.
+    await chmod(dataDir, 0o755);
+    await writeFile(join(dataDir, 'left-by-an-older-version.txt'), 'x');
+    await chmod(join(dataDir, 'left-by-an-older-version.txt'), 0o666);
     await start();
+    // DATA_DIR is private to its user: PGlite's files, the Temporal dev server's database, the object store, that file.
+    expect(await shared()).toEqual([]);
+    expect((await readdir(dataDir)).length).toBeGreaterThan(2);
     expect(await (await fetch(`${baseUrl}/health`)).text()).toBe('OK');
     expect(output).toContain(`API:         ${baseUrl}`);
     expect(output).toContain(`WebSocket:   ws://localhost:`);

@@ -49,7 +49,12 @@ async function operate(name: OperatorCommandName, input: Record<string, unknown>
 
 async function runParts(parts: ServiceParts): Promise<void> {
   const settings = await config();
-  const [{ createLogger }, { startService }] = await Promise.all([import('../logging/logger.ts'), import('../runtime/start-service.ts')]);
+  const [{ createLogger }, { startService }, { keepDataPrivate }] = await Promise.all([
+    import('../logging/logger.ts'),
+    import('../runtime/start-service.ts'),
+    import('../runtime/private-files.ts'),
+  ]);
+  await keepDataPrivate(settings.dataDir);
   const logger = createLogger(settings.env.LOG_LEVEL);
   const started = await startService(settings, logger, parts);
   started.lifecycle.exitOnSignals();
@@ -80,13 +85,16 @@ worker
   .command('render')
   .description('a render node: the lip-sync model on the GPU task queue (needs no database)')
   .action(async () => {
-    const [{ loadRenderWorkerEnv, startRenderWorker }, { installTemporalLogging }, { createLogger, messageFirstLogger }, { Lifecycle }] = await Promise.all([
-      import('@petsing/render-node'),
-      import('@petsing/workflows/runtime'),
-      import('../logging/logger.ts'),
-      import('../runtime/lifecycle.ts'),
-    ]);
+    const [{ loadRenderWorkerEnv, startRenderWorker }, { installTemporalLogging, resolveDataDir }, { createLogger, messageFirstLogger }, { Lifecycle }, { keepDataPrivate }] =
+      await Promise.all([
+        import('@petsing/render-node'),
+        import('@petsing/workflows/runtime'),
+        import('../logging/logger.ts'),
+        import('../runtime/lifecycle.ts'),
+        import('../runtime/private-files.ts'),
+      ]);
     const env = loadRenderWorkerEnv(process.env);
+    await keepDataPrivate(resolveDataDir(env));
     const logger = createLogger(env.LOG_LEVEL, 'petsing-render-node');
     installTemporalLogging(logger.child({ part: 'temporal' }));
     const lifecycle = new Lifecycle(logger);

@@ -8,6 +8,7 @@ import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { keepDataPrivate } from './private-files.ts';
 
 export type StartedService = { lifecycle: Lifecycle; apiUrl: string; wsUrl: string; temporalUiUrl: string | undefined };
 
@@ -30,6 +31,8 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     const context = await openAppContext(config, logger);
     lifecycle.add('database', context.close);
     if (context.database.kind === 'pglite') {
+      // PGlite unpacks its first database with the modes of its virtual file system (0666): tighten them.
+      await keepDataPrivate(config.dataDir);
       const controlSocket = await startControlSocket(context);
       lifecycle.add('control socket', controlSocket.close);
     }
