@@ -181,6 +181,8 @@ describe('web video creation and deletion', () => {
         ['blank template id', () => post('/create-with-template', user.token, form({ image: pet(), template_id: ' ' })), 'invalid_request'],
         ['unknown template', () => post('/create-with-template', user.token, form({ image: pet(), template_id: '999' })), 'unknown_template'],
         ['non-numeric template', () => post('/create-with-template', user.token, form({ image: pet(), template_id: 'one' })), 'unknown_template'],
+        // /v1 takes ids exactly as given, and so does the web app.
+        ['padded template id', () => post('/create-with-template', user.token, form({ image: pet(), template_id: '  1  ' })), 'unknown_template'],
         ['text renamed .png', () => post('/create-with-template', user.token, form({ image: { body: Buffer.from('just some notes, not a photo\n'.repeat(20)), name: 'pet.png', type: 'image/png' }, template_id: '1' })), 'unsupported_image_format'],
         ['truncated PNG (valid header, missing pixels)', () => post('/create-with-template', user.token, form({ image: { body: media.png!.subarray(0, Math.floor(media.png!.length / 2)), name: 'pet.png' }, template_id: '1' })), 'unsupported_image_format'],
         ['60-megapixel photo (more than the render node takes)', async () => post('/create-with-template', user.token, form({ image: { body: await sharp({ create: { width: 10_000, height: 6_000, channels: 3, background: '#a0a0a0' } }).png().toBuffer(), name: 'huge.png' }, template_id: '1' })), 'unsupported_image_format'],

@@ -153,9 +153,10 @@ function faceField(form: MultipartForm): FaceHints | undefined {
   return parsed.data;
 }
 
+/** A field that must be there and not blank; its value is taken exactly as sent, as /v1 takes it. */
 function requiredField(form: MultipartForm, field: string, what: string): string {
-  const value = form.fields[field]?.trim();
-  if (!value) throw new AppError('invalid_request', `The form needs a "${field}" field (${what}).`);
+  const value = form.fields[field];
+  if (!value?.trim()) throw new AppError('invalid_request', `The form needs a "${field}" field (${what}).`);
   return value;
 }
 
