@@ -23,7 +23,6 @@ const BLEND_MASK = { centreX: 0.5, centreY: 0.79, radiusX: 0.34, radiusY: 0.24, 
 export class FrameCompositor {
   readonly width: number;
   readonly height: number;
-  readonly frameBytes: number;
   private readonly source: Buffer;
   private readonly working: Buffer;
   private readonly crop: CropBox;
@@ -55,7 +54,6 @@ export class FrameCompositor {
     const { frame, crop, faceSize } = options;
     this.width = frame.width;
     this.height = frame.height;
-    this.frameBytes = frame.width * frame.height * 3;
     this.source = Buffer.from(frame.data);
     this.working = Buffer.from(frame.data);
     this.crop = crop;

@@ -55,6 +55,14 @@ const MOTION_LEVELS = 64;
 const RISING = -1;
 const FALLING = -2;
 
+/** Catmull-Rom weights of the four taps around a sample at fraction t (0-1) past the second one. */
+function catmullRom(t: number, into: Float64Array): void {
+  into[0] = ((-0.5 * t + 1) * t - 0.5) * t;
+  into[1] = (1.5 * t - 2.5) * t * t + 1;
+  into[2] = ((-1.5 * t + 2) * t + 0.5) * t;
+  into[3] = (0.5 * t - 0.5) * t * t;
+}
+
 const smoothstep = (edge0: number, edge1: number, x: number): number => {
   const t = Math.min(1, Math.max(0, (x - edge0) / (edge1 - edge0)));
   return t * t * (3 - 2 * t);
@@ -92,7 +100,6 @@ interface Rect {
 export class FaceRig {
   readonly width: number;
   readonly height: number;
-  readonly frameBytes: number;
   private readonly source: Buffer;
   private readonly deformed: Buffer;
   private readonly overlay: Overlay | undefined;
@@ -104,6 +111,9 @@ export class FaceRig {
   private readonly upright: boolean;
   private readonly halfWidth: number;
   private readonly jaw: number;
+  /** Depths below the mouth line where the lips' shape has become the whole jaw's, and where the pull ends. */
+  private readonly jawBlendEnd: number;
+  private readonly jawEnd: number;
   private readonly maxDrop: number;
   private readonly upperReach: number;
   private readonly jawRect: Rect;
@@ -121,12 +131,14 @@ export class FaceRig {
   private readonly jawFadeAt: Float32Array;
   /** Drawn jaws by quantised pose: a song revisits the same openings again and again. */
   private readonly jawPatches = new Map<number, Buffer>();
+  /** Scratch for the sampling weights (no allocation per pixel). */
+  private readonly tapsX = new Float64Array(4);
+  private readonly tapsY = new Float64Array(4);
 
   constructor(options: { frame: RgbImage; face: PetFace; overlay?: Overlay; blinks: boolean }) {
     const { frame, face } = options;
     this.width = frame.width;
     this.height = frame.height;
-    this.frameBytes = frame.width * frame.height * 3;
     this.source = Buffer.from(frame.data);
     this.deformed = Buffer.from(frame.data);
     this.overlay = options.overlay;
@@ -148,14 +160,14 @@ export class FaceRig {
     this.jaw = Math.max(along(face.chin, this.down), RIG.minJaw * length);
     this.maxDrop = Math.min(RIG.maxDrop * length, RIG.maxDropPerJaw * this.jaw);
     this.upperReach = Math.max(2, 0.7 * -along(face.nose, this.down));
-    const blendEnd = this.jaw * RIG.jawBlend;
-    const jawEnd = this.jaw * (RIG.jawBlend + RIG.jawFade);
-    const depths = Math.ceil(jawEnd) + 2;
-    this.jawBlendAt = Float32Array.from({ length: depths }, (_, v) => smoothstep(0, blendEnd, v));
-    this.jawFadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(blendEnd, jawEnd, v));
+    this.jawBlendEnd = this.jaw * RIG.jawBlend;
+    this.jawEnd = this.jaw * (RIG.jawBlend + RIG.jawFade);
+    const depths = Math.ceil(this.jawEnd) + 2;
+    this.jawBlendAt = Float32Array.from({ length: depths }, (_, v) => smoothstep(0, this.jawBlendEnd, v));
+    this.jawFadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.jawBlendEnd, this.jawEnd, v));
 
     const reachU = RIG.jawEdge * this.halfWidth * (1 + RIG.spread) + 2;
-    this.jawRect = this.boundsOf([-reachU, reachU], [-this.upperReach - 2, this.jaw * (RIG.jawBlend + RIG.jawFade) + this.maxDrop + 2], this.mouth);
+    this.jawRect = this.boundsOf([-reachU, reachU], [-this.upperReach - 2, this.jawEnd + this.maxDrop + 2], this.mouth);
 
     // Eyelids only where both eyes were seen (a profile's far eye, or eyes guessed around a tapped mouth, are not drawn on).
     const frontal = eyeDistance >= 0.45 * length;
@@ -320,13 +332,13 @@ export class FaceRig {
     const { source, width, height } = this;
     const x1 = Math.floor(x);
     const y1 = Math.floor(y);
-    const tx = x - x1;
-    const ty = y - y1;
-    const wx0 = ((-0.5 * tx + 1) * tx - 0.5) * tx;
-    const wx1 = (1.5 * tx - 2.5) * tx * tx + 1;
-    const wx2 = ((-1.5 * tx + 2) * tx + 0.5) * tx;
-    const wx3 = (0.5 * tx - 0.5) * tx * tx;
-    const wy = [((-0.5 * ty + 1) * ty - 0.5) * ty, (1.5 * ty - 2.5) * ty * ty + 1, ((-1.5 * ty + 2) * ty + 0.5) * ty, (0.5 * ty - 0.5) * ty * ty];
+    const { tapsX, tapsY } = this;
+    catmullRom(x - x1, tapsX);
+    catmullRom(y - y1, tapsY);
+    const wx0 = tapsX[0]!;
+    const wx1 = tapsX[1]!;
+    const wx2 = tapsX[2]!;
+    const wx3 = tapsX[3]!;
     const cx0 = Math.min(width - 1, Math.max(0, x1 - 1)) * 3;
     const cx1 = Math.min(width - 1, Math.max(0, x1)) * 3;
     const cx2 = Math.min(width - 1, Math.max(0, x1 + 1)) * 3;
@@ -336,7 +348,7 @@ export class FaceRig {
     let b = 0;
     for (let j = 0; j < 4; j++) {
       const row = Math.min(height - 1, Math.max(0, y1 - 1 + j)) * width * 3;
-      const w = wy[j]!;
+      const w = tapsY[j]!;
       const a0 = row + cx0;
       const a1 = row + cx1;
       const a2 = row + cx2;
@@ -354,11 +366,12 @@ export class FaceRig {
   private sampleColumn(x: number, y: number, target: Buffer, at: number, gain: number): void {
     const { source, width, height } = this;
     const y1 = Math.floor(y);
-    const t = y - y1;
-    const w0 = ((-0.5 * t + 1) * t - 0.5) * t;
-    const w1 = (1.5 * t - 2.5) * t * t + 1;
-    const w2 = ((-1.5 * t + 2) * t + 0.5) * t;
-    const w3 = (0.5 * t - 0.5) * t * t;
+    const taps = this.tapsY;
+    catmullRom(y - y1, taps);
+    const w0 = taps[0]!;
+    const w1 = taps[1]!;
+    const w2 = taps[2]!;
+    const w3 = taps[3]!;
     const stride = width * 3;
     const column = x * 3;
     const r0 = Math.min(height - 1, Math.max(0, y1 - 1)) * stride + column;
@@ -372,7 +385,7 @@ export class FaceRig {
   }
 
   private jawMotion(open: number, round: number): JawMotion {
-    const { halfWidth, jaw } = this;
+    const { halfWidth } = this;
     const drop = open * this.maxDrop;
     return {
       drop,
@@ -380,8 +393,8 @@ export class FaceRig {
       opening: halfWidth * (1 + RIG.spread * open * (1 - round) - RIG.pucker * round),
       jawInner: RIG.jawInner * halfWidth,
       jawEdge: RIG.jawEdge * halfWidth,
-      blendEnd: jaw * RIG.jawBlend,
-      jawEnd: jaw * (RIG.jawBlend + RIG.jawFade),
+      blendEnd: this.jawBlendEnd,
+      jawEnd: this.jawEnd,
       rim: Math.max(1.5, 0.12 * halfWidth),
     };
   }
