@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { renderSamplePet } from '@petsing/render-node';
 import { videoObjectPrefix } from '@petsing/workflows';
 import { fileURLToPath } from 'node:url';
@@ -11,13 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createControlActivities } from '../control-plane/src/temporal/control-activities.ts';
 import { renderWorkflowId } from '@petsing/workflows';
-import { stopProcess, waitFor } from './support/processes.ts';
+import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { temporal as temporalProto } from '@temporalio/proto';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { json, type Json } from './support/http.ts';
 
-const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
 const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
 
@@ -153,7 +151,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     ]);
 
     // A retried (or duplicated) failure activity must not refund again.
-    const activities = createControlActivities(service.context.services.renders, service.context.services.email);
+    const activities = createControlActivities(service.context.services);
     await Promise.all([
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
@@ -169,9 +167,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   it('finishes the video on another render node when one dies mid-render', async () => {
     // Only the doomed node (a separate process) serves the GPU queue when the render starts.
     await renderNode.stop();
-    // Vite puts its own BASE_URL ('/') into the test process's environment; the worker must not inherit it.
-    const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
-    const doomed: ChildProcess = spawn(process.execPath, [cli, 'worker', 'render'], { env: { ...inherited, ...service.env }, stdio: 'ignore' });
+    const doomed: ChildProcess = spawn(process.execPath, [PETSING_CLI, 'worker', 'render'], { env: serviceProcessEnv(service.env), stdio: 'ignore' });
     let restarted = false;
     try {
       const video = await createVideo();

@@ -29,7 +29,7 @@ export async function startTunedControlWorker(
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,
-    activities: createControlActivities(context.services.renders, context.services.email),
+    activities: createControlActivities(context.services),
     workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')),
     ...tuning,
   });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 /** Asks the kernel for a free TCP port on loopback. */
 export async function freePort(): Promise<number> {
@@ -67,4 +68,16 @@ export async function stopProcess(child: ChildProcess | undefined): Promise<void
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** The CLI of the control plane (`petsing`), run with this Node. */
+export const PETSING_CLI = join(import.meta.dirname, '..', '..', 'control-plane', 'bin', 'petsing.mjs');
+
+/**
+ * The environment of a service process a test starts: this process's own, less the BASE_URL ('/') Vite puts
+ * into it, which the service would read as its own base URL.
+ */
+export function serviceProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
+  return { ...inherited, ...env };
 }

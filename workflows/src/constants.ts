@@ -32,6 +32,16 @@ export const FREE_CREDITS_EMAIL_SCHEDULE = {
   workflowType: 'sendFreeCreditsRenewedEmails',
 } as const;
 
+/**
+ * The schedule that settles every paid video left without a running render (an API process that died
+ * between the charge and the workflow start, a workflow terminated by hand): it starts the render, or
+ * fails the video and refunds it. One per namespace, whatever the number of control workers.
+ */
+export const RECONCILE_VIDEOS_SCHEDULE = {
+  id: 'reconcile-videos',
+  workflowType: 'reconcileVideos',
+} as const;
+
 /** Progress updates a render node sends to its workflow while it renders. */
 export const RENDER_PROGRESS_SIGNAL = 'renderProgress';
 /** Query answering the current render progress (0-100) of a running workflow. */

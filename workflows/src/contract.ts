@@ -160,6 +160,13 @@ export type TemplatePreviewPlan = z.infer<typeof TemplatePreviewPlan>;
 export const FreeCreditsEmailsInput = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/) });
 export type FreeCreditsEmailsInput = z.infer<typeof FreeCreditsEmailsInput>;
 
+/** Videos unsettled for longer than this are checked against Temporal (the API starts a render within moments). */
+export const ReconcileVideosInput = z.object({ graceSeconds: z.number().int().positive() });
+export type ReconcileVideosInput = z.infer<typeof ReconcileVideosInput>;
+
+/** What one reconciliation did: videos looked at, renders started (or re-renders restarted), videos failed and refunded. */
+export type ReconcileVideosResult = { checked: number; started: number; failed: number };
+
 /** The control-plane activities the workflows call; implemented in control-plane. */
 export interface ControlActivities {
   beginRender(input: RenderVideoInput): Promise<RenderPlan>;
@@ -174,6 +181,8 @@ export interface ControlActivities {
   completeTemplatePreview(input: TemplatePreviewInput & { outputKey: string }): Promise<void>;
   /** Queues the month's "free credits renewed" email for every opted-in user; idempotent per user and month. */
   enqueueFreeCreditsEmails(input: FreeCreditsEmailsInput): Promise<{ enqueued: number }>;
+  /** Starts or settles every paid video without a running render; idempotent, so overlapping runs are harmless. */
+  reconcileVideos(input: ReconcileVideosInput): Promise<ReconcileVideosResult>;
 }
 
 /** The render-node activities, served on TASK_QUEUES.render. */

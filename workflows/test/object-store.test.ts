@@ -1,10 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import {
   createObjectStore,
@@ -24,6 +24,8 @@ interface Harness {
   store: ObjectStore;
   /** What a failed put could leave behind: temp files, unfinished multipart uploads. */
   leftovers(): Promise<string[]>;
+  /** Leaves a write unfinished, as a process killed mid-put would. */
+  abandonWrite(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,10 @@ async function openS3(): Promise<Harness> {
       const { Uploads = [] } = await inspector.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
       return Uploads.map((upload) => `multipart upload of ${upload.Key}`);
     },
+    abandonWrite: async (key) => {
+      const { UploadId } = await inspector.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+      await inspector.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(1024, 7) }));
+    },
     close: async () => inspector.destroy(),
   };
 }
@@ -52,6 +58,10 @@ async function openLocal(): Promise<Harness> {
   return {
     store,
     leftovers: async () => readdir(join(root, 'tmp')).catch(() => []),
+    abandonWrite: async () => {
+      await mkdir(join(root, 'tmp'), { recursive: true });
+      await writeFile(join(root, 'tmp', randomUUID()), Buffer.alloc(1024, 7));
+    },
     close: async () => {
       files.server.closeAllConnections();
       files.server.close();
@@ -206,6 +216,33 @@ describe.each([
     expect(await store.deletePrefix(`${base}/many/`)).toBe(1005);
     expect(await store.exists(keys[0]!)).toBe(false);
     expect(await store.exists(keys[1004]!)).toBe(false);
+  });
+
+  it('list yields every object under the folder with its modification time, and nothing beside it', async () => {
+    const root = folder();
+    const before = Date.now() - 5000;
+    const keys = [`${root}/a.txt`, `${root}/b/c.txt`, `${root}/b/d/e.txt`];
+    for (const key of keys) await store.put(key, Buffer.from(key), { contentType: 'text/plain' });
+    await store.put(`${root}-sibling/x.txt`, Buffer.from('x'), { contentType: 'text/plain' });
+    const listed = [];
+    for await (const object of store.list(root)) listed.push(object);
+    expect(listed.map((object) => object.key).sort()).toEqual(keys);
+    for (const object of listed) expect(object.lastModified.getTime()).toBeGreaterThan(before);
+    const missing = [];
+    for await (const object of store.list(`${root}/none`)) missing.push(object);
+    expect(missing).toEqual([]);
+    await store.deletePrefix(`${root}-sibling`);
+  });
+
+  it('removeAbandonedWrites removes unfinished writes begun before the cut-off, and only those', async () => {
+    const key = `${folder()}/abandoned.bin`;
+    await harness.abandonWrite(key);
+    expect(await harness.leftovers()).toHaveLength(1);
+    // A write that began after the cut-off may still be in progress.
+    expect(await store.removeAbandonedWrites(new Date(Date.now() - 3600_000))).toBe(0);
+    expect(await harness.leftovers()).toHaveLength(1);
+    expect(await store.removeAbandonedWrites(new Date(Date.now() + 60_000))).toBe(1);
+    expect(await store.exists(key)).toBe(false);
   });
 
   it('get of a missing key throws ObjectNotFoundError', async () => {

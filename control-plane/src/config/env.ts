@@ -98,6 +98,16 @@ export const controlPlaneEnvSchema = z.object({
   /** Pause between rounds of the email dispatcher (control worker). */
   EMAIL_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 
+  /** How often the control worker's schedule looks for paid videos without a running render. */
+  RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** How long a video may sit `pending`/`processing` unchanged before that check looks at it (the API starts its render within moments). */
+  RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(120),
+
+  /** How often leftovers of crashed processes are swept (upload folders by the API; the object store by a control worker). */
+  SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
+  /** What the sweep leaves alone: anything younger than this (a create in progress stores its files before its row commits). */
+  SWEEP_MIN_AGE_SECONDS: z.coerce.number().int().min(1).max(30 * 24 * 3600).default(3600),
+
   /** Stripe payments: both keys, or neither (then checkout, portal and webhooks answer 503). */
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_WEBHOOK_SECRET: optionalString,

@@ -1,6 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,6 +7,7 @@ import type { Request } from 'express';
 import busboy from 'busboy';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
 import { SNIFF_BYTES, sniffContentType, type AcceptKind } from '../media/content-sniffer.ts';
+import { createUploadFolder } from '../media/upload-folders.ts';
 import { INVALID_TEXT_MESSAGE, isValidText } from '../services/text.ts';
 
 /** What one file field of a form accepts. */
@@ -55,7 +55,7 @@ export async function readMultipart(req: Request, spec: FormSpec): Promise<Multi
   if (!req.is('multipart/form-data')) {
     throw new AppError('multipart_required', `Send this request as multipart/form-data, not ${req.get('Content-Type') ?? 'without a Content-Type'}.`);
   }
-  const directory = await mkdtemp(join(tmpdir(), 'petsing-upload-'));
+  const directory = await createUploadFolder();
   const cleanup = () => rm(directory, { recursive: true, force: true });
   const form: MultipartForm = { fields: {}, files: {}, cleanup };
   try {

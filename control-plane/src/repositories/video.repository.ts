@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
+import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../services/pricing.ts';
 
 /** What the status websocket and the notifier publish on every status change. */
 export type VideoStatusEvent = {
@@ -20,6 +21,13 @@ export class VideoRepository {
 
   findById(id: string): Promise<Video | undefined> {
     return this.db.selectFrom('videos').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Which of these ids have a video row. */
+  async existingIds(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('videos').select('id').where('id', 'in', ids).execute();
+    return new Set(rows.map((row) => row.id));
   }
 
   findOwned(id: string, userId: string): Promise<Video | undefined> {
@@ -48,8 +56,8 @@ export class VideoRepository {
   }
 
   /**
-   * Inserts the video and pays for it in one transaction: an API credit (ledger −1; the balance CHECK
-   * refuses an overdraft), a free web credit (refused when none is left this month), or a subscription.
+   * Inserts the video and pays for it in one transaction: API credits (ledger −CREDITS_PER_VIDEO; the balance
+   * CHECK refuses an overdraft), a free web credit (refused when none is left this month), or a subscription.
    * Returns undefined when the payment is refused; nothing is written then.
    */
   async insertPaid(video: NewVideo & { id: string }, charge: Charge): Promise<{ video: Video; creditsRemaining: number } | undefined> {
@@ -64,7 +72,7 @@ export class VideoRepository {
       if (charge.kind === 'api_credit') {
         const spent = await trx
           .insertInto('credit_ledger')
-          .values({ user_id: video.user_id, delta: -1, reason: 'video_create', video_id: video.id })
+          .values({ user_id: video.user_id, delta: -CREDITS_PER_VIDEO, reason: 'video_create', video_id: video.id })
           .returning('id')
           .executeTakeFirst()
           .then(() => true)
@@ -80,6 +88,24 @@ export class VideoRepository {
       if (error instanceof InsufficientCredits) return undefined;
       throw error;
     });
+  }
+
+  /**
+   * Videos still `pending` or `processing` whose row has not changed since `before`, oldest first, a page
+   * at a time (keyset: pass the last row of the previous page as `after`).
+   */
+  listUnsettled(before: Date, limit: number, after?: Pick<Video, 'updated_at' | 'id'>): Promise<Video[]> {
+    let query = this.db
+      .selectFrom('videos')
+      .selectAll()
+      .where('status', 'in', ['pending', 'processing'])
+      .where('updated_at', '<', before);
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([eb('updated_at', '>', after.updated_at), eb.and([eb('updated_at', '=', after.updated_at), eb('id', '>', after.id)])]),
+      );
+    }
+    return query.orderBy('updated_at').orderBy('id').limit(limit).execute();
   }
 
   async setImageKey(id: string, imageKey: string): Promise<void> {
@@ -165,7 +191,7 @@ export class VideoRepository {
         .returning('payment')
         .executeTakeFirst();
       if (returned?.payment === 'api_credit') {
-        await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: 1, reason: 'refund', video_id: id }).execute();
+        await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: CREDITS_PER_VIDEO, reason: 'refund', video_id: id }).execute();
       } else if (returned?.payment === 'free_credit') {
         await returnFreeCredit(trx, video.user_id, video.created_at);
       }
@@ -205,17 +231,17 @@ export class VideoRepository {
 
 class InsufficientCredits extends Error {}
 
-/** Takes one of this month's free credits; a new month starts again from 2. Returns what is left. */
+/** Takes a video's free credit from this month's; a new month starts again from FREE_CREDITS_PER_MONTH. Returns what is left. */
 async function consumeFreeCredit(trx: Transaction<Database>, userId: string, month: string): Promise<number | undefined> {
   const row = await trx
     .updateTable('users')
     .set({
-      free_credits: sql<number>`case when free_credits_month = ${month}::date then free_credits - 1 else 1 end`,
+      free_credits: sql<number>`case when free_credits_month = ${month}::date then free_credits - ${sql.lit(FREE_CREDITS_PER_VIDEO)} else ${sql.lit(FREE_CREDITS_PER_MONTH - FREE_CREDITS_PER_VIDEO)} end`,
       free_credits_month: month,
       updated_at: new Date(),
     })
     .where('id', '=', userId)
-    .where((eb) => eb.or([eb('free_credits_month', '<>', sql<Date>`${month}::date`), eb('free_credits', '>', 0)]))
+    .where((eb) => eb.or([eb('free_credits_month', '<>', sql<Date>`${month}::date`), eb('free_credits', '>=', FREE_CREDITS_PER_VIDEO)]))
     .returning('free_credits')
     .executeTakeFirst();
   return row?.free_credits;
@@ -226,7 +252,7 @@ async function returnFreeCredit(trx: Transaction<Database>, userId: string, spen
   const month = `${spentAt.toISOString().slice(0, 7)}-01`;
   await trx
     .updateTable('users')
-    .set({ free_credits: sql<number>`least(free_credits + 1, 2)` })
+    .set({ free_credits: sql<number>`least(free_credits + ${sql.lit(FREE_CREDITS_PER_VIDEO)}, ${sql.lit(FREE_CREDITS_PER_MONTH)})` })
     .where('id', '=', userId)
     .where('free_credits_month', '=', sql<Date>`${month}::date`)
     .execute();

@@ -40,7 +40,10 @@ import { EmailOutboxRepository } from '../repositories/email-outbox.repository.t
 import { EmailService } from '../services/email.service.ts';
 import { EmailDispatcher } from '../services/email-dispatcher.ts';
 import { createSmtpSender } from '../email/smtp-sender.ts';
-import { LifecycleEmailSchedule } from '../temporal/lifecycle-email-schedule.ts';
+import { VideoReconciler } from '../services/video-reconciler.service.ts';
+import { OrphanSweeper } from '../services/orphan-sweeper.service.ts';
+import { removeAbandonedUploadFolders } from '../media/upload-folders.ts';
+import { ControlSchedules } from '../temporal/control-schedules.ts';
 import { createSpeechProvider } from '../media/speech/create-speech-provider.ts';
 import { SpeechService } from '../services/speech.service.ts';
 import { SoundtrackService } from '../services/soundtrack.service.ts';
@@ -88,7 +91,10 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
     { intervalMs: config.env.EMAIL_DISPATCH_INTERVAL_MS },
   );
-  const emailSchedule = new LifecycleEmailSchedule(temporalClient);
+  const schedules = new ControlSchedules(temporalClient, {
+    intervalSeconds: config.env.RECONCILE_INTERVAL_SECONDS,
+    graceSeconds: config.env.RECONCILE_GRACE_SECONDS,
+  });
   const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger, (user) => email.welcome(user).then(() => {}));
   const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl);
   const speech = new SpeechService(createSpeechProvider(config.env, logger), hostedAudio, objectStore, config.baseUrl, logger);
@@ -117,6 +123,11 @@ export function createServices({ config, database, objectStore, temporalClient, 
     imageUrls,
     logger,
   );
+  const reconciler = new VideoReconciler(videoRepository, scheduler, logger);
+  const sweeper = new OrphanSweeper(objectStore, videoRepository, removeAbandonedUploadFolders, {
+    intervalSeconds: config.env.SWEEP_INTERVAL_SECONDS,
+    minAgeSeconds: config.env.SWEEP_MIN_AGE_SECONDS,
+  }, logger);
   const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images);
   const rateLimiter = new RateLimiter(
     database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
@@ -132,6 +143,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
   );
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger, (video) => email.videoReady(video));
-  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, emailSchedule };
+  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

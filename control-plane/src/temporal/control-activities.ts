@@ -2,13 +2,14 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FAILURE_TYPES, type ControlActivities } from '@petsing/workflows';
 import { AudioRejected } from '../media/audio-preparer.ts';
 import type { EmailService } from '../services/email.service.ts';
+import type { VideoReconciler } from '../services/video-reconciler.service.ts';
 import { PermanentRenderFailure, VideoGone, type VideoRenderService } from '../services/video-render.service.ts';
 
 /**
  * The control-plane activities, built from their dependencies. They only translate between Temporal and
  * the render and email services: expected failures become non-retryable ApplicationFailures carrying a code.
  */
-export function createControlActivities(renders: VideoRenderService, email: EmailService): ControlActivities {
+export function createControlActivities({ renders, email, reconciler }: { renders: VideoRenderService; email: EmailService; reconciler: VideoReconciler }): ControlActivities {
   return {
     beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
@@ -22,6 +23,7 @@ export function createControlActivities(renders: VideoRenderService, email: Emai
     beginTemplatePreview: ({ templateId }) => translate(() => renders.beginTemplatePreview(templateId)),
     completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
     enqueueFreeCreditsEmails: async ({ month }) => ({ enqueued: await email.freeCreditsRenewed(month) }),
+    reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds),
   };
 }
 

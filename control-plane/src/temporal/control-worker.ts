@@ -7,19 +7,19 @@ import { createControlActivities } from './control-activities.ts';
 
 /**
  * The control-plane worker: runs the workflows and the activities that need the database, and makes sure
- * the monthly lifecycle-email schedule exists. Production workers load the workflow bundle built ahead of
+ * the control schedules (monthly lifecycle email, paid-video reconciliation) exist. Production workers load the workflow bundle built ahead of
  * time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the worker bundles the workflow
  * code at start.
  */
 export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
-  await context.services.emailSchedule.ensure();
+  await context.services.schedules.ensure();
   const connection = await connectTemporalWorker(env);
   const worker = await Worker.create({
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,
-    activities: createControlActivities(context.services.renders, context.services.email),
+    activities: createControlActivities(context.services),
     ...(env.WORKFLOW_BUNDLE_PATH
       ? { workflowBundle: { codePath: env.WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) }),

@@ -49,6 +49,15 @@ export class RenderScheduler {
     }
   }
 
+  /** Whether the video's render (or its re-render) workflow runs, has ended, or was never started. */
+  renderState(videoId: string): Promise<WorkflowState> {
+    return this.workflowState(renderWorkflowId(videoId));
+  }
+
+  rerenderState(videoId: string): Promise<WorkflowState> {
+    return this.workflowState(rerenderWorkflowId(videoId));
+  }
+
   /** Cancels whatever is rendering the video; finished or unknown workflows are fine. */
   async cancel(videoId: string): Promise<void> {
     const client = await this.client();
@@ -60,4 +69,17 @@ export class RenderScheduler {
       }
     }
   }
+
+  private async workflowState(workflowId: string): Promise<WorkflowState> {
+    try {
+      const { status } = await (await this.client()).workflow.getHandle(workflowId).describe();
+      return status.name === 'RUNNING' ? 'running' : 'ended';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'missing';
+      throw error;
+    }
+  }
 }
+
+/** `missing`: never started, or its history is past the namespace's retention. */
+export type WorkflowState = 'running' | 'ended' | 'missing';

@@ -62,6 +62,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
   const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
 
   const temporal = await connectTemporalClient(env);
+  const signalsInFlight = new Set<Promise<void>>();
   const connection = await connectTemporalWorker(env);
   const worker = await Worker.create({
     connection,
@@ -76,18 +77,28 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       fps: env.RENDER_FPS,
       logger,
       ...(detector ? { detector } : {}),
-      signalProgress: (workflowId, percent) =>
-        temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
+      signalProgress: (workflowId, percent) => {
+        const sent = temporal.client.connection.withDeadline(Date.now() + PROGRESS_SIGNAL_DEADLINE_MS, () =>
+          temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
+        );
+        signalsInFlight.add(sent);
+        return sent.finally(() => signalsInFlight.delete(sent));
+      },
     }),
   });
   const running = runWorker(worker, connection);
   return {
     stop: async () => {
       await running.stop();
+      // The client retries a failed signal from a timer, which throws once the connection is closed.
+      await Promise.allSettled(signalsInFlight);
       await temporal.close();
     },
   };
 }
+
+/** A progress signal still unanswered by then is dropped: the next one carries newer progress anyway. */
+const PROGRESS_SIGNAL_DEADLINE_MS = 10_000;
 
 /** RENDER_MODEL_PATH is a local file, or else an object-store key fetched once into DATA_DIR/models. */
 async function resolveModelPath(env: RenderWorkerEnv, objects: ObjectStore): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import {
   validatePutOptions,
   type DownloadUrlOptions,
   type GetResult,
+  type ListedObject,
   type ObjectStore,
   type PutOptions,
   type PutResult,
@@ -150,6 +151,35 @@ export class LocalObjectStore implements ObjectStore {
     return count;
   }
 
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    const folder = normalizePrefix(prefix).slice(0, -1);
+    if (!(await isDirectory(this.objectPath(folder)))) return;
+    for await (const path of walkFiles(this.objectPath(folder))) {
+      const stats = await stat(path).catch((error: unknown) => {
+        if (isMissing(error)) return undefined; // deleted while listing
+        throw error;
+      });
+      if (stats) yield { key: relative(this.objectsDir, path).split(sep).join('/'), lastModified: stats.mtime };
+    }
+  }
+
+  /** Files of puts that never reached their rename: a crash mid-write leaves them in tmp/. */
+  async removeAbandonedWrites(startedBefore: Date): Promise<number> {
+    let removed = 0;
+    const entries = await readdir(this.tmpDir).catch((error: unknown) => {
+      if (isMissing(error)) return [];
+      throw error;
+    });
+    for (const name of entries) {
+      const path = join(this.tmpDir, name);
+      const stats = await lstat(path).catch(() => undefined);
+      if (!stats || stats.mtime >= startedBefore) continue;
+      await rm(path, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
+  }
+
   /** A URL the control plane's `/files/*` route serves after verifyDownloadSignature says 'ok'. */
   async downloadUrl(key: string, options: DownloadUrlOptions): Promise<string> {
     validateObjectKey(key);
@@ -280,12 +310,20 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
+async function* walkFiles(folder: string): AsyncIterable<string> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
+    if (isMissing(error)) return []; // deleted while listing
+    throw error;
+  });
+  for (const entry of entries) {
+    if (entry.isDirectory()) yield* walkFiles(join(folder, entry.name));
+    else if (entry.isFile()) yield join(folder, entry.name);
+  }
+}
+
 async function countFiles(folder: string): Promise<number> {
   let count = 0;
-  for (const entry of await readdir(folder, { withFileTypes: true })) {
-    if (entry.isDirectory()) count += await countFiles(join(folder, entry.name));
-    else if (entry.isFile()) count += 1;
-  }
+  for await (const _ of walkFiles(folder)) count++;
   return count;
 }
 

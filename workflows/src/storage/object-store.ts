@@ -40,6 +40,18 @@ export interface ObjectStore {
    */
   deletePrefix(prefix: string): Promise<number>;
   downloadUrl(key: string, options: DownloadUrlOptions): Promise<string>;
+  /** Every object under a folder (same prefix rule as deletePrefix), in no particular order. */
+  list(prefix: string): AsyncIterable<ListedObject>;
+  /**
+   * Removes what writes that never finished left behind (a crash mid-put) and that began before
+   * `startedBefore`; returns how many it removed. Writes in progress are younger than any sensible cut-off.
+   */
+  removeAbandonedWrites(startedBefore: Date): Promise<number>;
+}
+
+export interface ListedObject {
+  key: string;
+  lastModified: Date;
 }
 
 export class ObjectNotFoundError extends Error {

@@ -6,6 +6,8 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  AbortMultipartUploadCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -26,10 +28,14 @@ import {
   validatePutOptions,
   type DownloadUrlOptions,
   type GetResult,
+  type ListedObject,
   type ObjectStore,
   type PutOptions,
   type PutResult,
 } from './object-store.ts';
+
+/** The most keys one DeleteObjects request takes. */
+const DELETE_BATCH_SIZE = 1000;
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 
@@ -168,29 +174,58 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async deletePrefix(prefix: string): Promise<number> {
-    const folder = normalizePrefix(prefix);
     let deleted = 0;
+    let batch: { Key: string }[] = [];
+    const flush = async () => {
+      const result = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch, Quiet: true } }));
+      const [firstError] = result.Errors ?? [];
+      if (firstError) {
+        throw new Error(
+          `could not delete ${result.Errors?.length} object(s) under ${normalizePrefix(prefix)}, e.g. ${firstError.Key}: ${firstError.Code} ${firstError.Message}`,
+        );
+      }
+      deleted += batch.length;
+      batch = [];
+    };
+    for await (const { key } of this.list(prefix)) {
+      batch.push({ Key: key });
+      if (batch.length === DELETE_BATCH_SIZE) await flush();
+    }
+    if (batch.length > 0) await flush();
+    return deleted;
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
     let continuationToken: string | undefined;
     do {
       const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, ContinuationToken: continuationToken }),
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: normalizePrefix(prefix), ContinuationToken: continuationToken }),
       );
-      const objects = (page.Contents ?? []).flatMap((object) => (object.Key === undefined ? [] : [{ Key: object.Key }]));
-      if (objects.length > 0) {
-        const result = await this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: objects, Quiet: true } }),
-        );
-        const [firstError] = result.Errors ?? [];
-        if (firstError) {
-          throw new Error(
-            `could not delete ${result.Errors?.length} object(s) under ${folder}, e.g. ${firstError.Key}: ${firstError.Code} ${firstError.Message}`,
-          );
-        }
-        deleted += objects.length;
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) yield { key: object.Key, lastModified: object.LastModified ?? new Date(0) };
       }
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (continuationToken !== undefined);
-    return deleted;
+  }
+
+  /** Multipart uploads a crashed process never completed nor aborted: their parts are stored (and billed) until aborted. */
+  async removeAbandonedWrites(startedBefore: Date): Promise<number> {
+    let removed = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListMultipartUploadsCommand({ Bucket: this.bucket, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+      );
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated >= startedBefore) continue;
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
+        removed++;
+      }
+      if (!page.IsTruncated) return removed;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    }
   }
 
   async downloadUrl(key: string, options: DownloadUrlOptions): Promise<string> {
