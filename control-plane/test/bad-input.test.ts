@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
 import { json, type Json } from '../../test/support/http.ts';
+import { expectDocumentedResponses } from '../../test/support/openapi.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
@@ -132,6 +133,32 @@ describe('bad input and the OpenAPI contract', () => {
       const body = await expectErrorBody(response, 400, 'invalid_request');
       expect(body.error.message).toContain('template_id');
       expect(body.error.message).toContain('NUL');
+    });
+  });
+
+  describe('bad file names under /media', () => {
+    it('answer 400 invalid_request, documented as such on each operation', async () => {
+      const cases: [string, string, number][] = [
+        ['/media/audio/not-an-id.mp3', 'getHostedAudio', 400],
+        ['/media/audio/00000000-0000-4000-8000-000000000000.wav', 'getHostedAudio', 400],
+        ['/media/voices/-dash-first.mp3', 'getVoiceSample', 400],
+        ['/media/voices/no-extension', 'getVoiceSample', 400],
+        ['/media/templates/1/poster', 'getTemplateMedia', 400],
+        ['/media/templates/999/audio', 'getTemplateMedia', 404],
+        ['/media/templates/not-a-number/audio', 'getTemplateMedia', 404],
+      ];
+      const recorded = [];
+      for (const [path, operation, status] of cases) {
+        const response = await fetch(url(path));
+        const body = await expectErrorBody(response, status, status === 400 ? 'invalid_request' : 'not_found');
+        recorded.push({ operation, status, body });
+      }
+      await expectDocumentedResponses(service.baseUrl, recorded);
+
+      const document = await json(fetch(url('/openapi.json')));
+      for (const path of ['/media/audio/{file}', '/media/voices/{file}', '/media/templates/{id}/{asset}']) {
+        expect(document.paths[path].get.responses['400'].description, path).toContain('Invalid request');
+      }
     });
   });
 

@@ -189,15 +189,15 @@ describe('MCP endpoint', () => {
     expect(errorOf(await call(readWrite, 'create_video', { ...request, image_url: 'https://10.0.0.1/pet.png' })).code).toBe('image_url_refused');
     expect(errorOf(await call(readWrite, 'get_video', { video_id: crypto.randomUUID() })).code).toBe('not_found');
     expect(errorOf(await call(readWrite, 'delete_video', { video_id: crypto.randomUUID() })).code).toBe('not_found');
-    // Schema violations are caught by the SDK before the tool runs, still as a tool error.
-    expect((await call(readWrite, 'list_videos', { limit: 1000 })).isError).toBe(true);
+    // Arguments outside the tool's schema are refused before it runs, as /v1 refuses a body.
+    expect(errorOf(await call(readWrite, 'list_videos', { limit: 1000 })).code).toBe('invalid_request');
 
     const readOnly = await connect({ token: broke.readOnly });
     expect(errorOf(await call(readOnly, 'create_video', request))).toMatchObject({ code: 'forbidden', status: 403 });
     expect(errorOf(await call(readOnly, 'delete_video', { video_id: crypto.randomUUID() })).code).toBe('forbidden');
     expect((await call(readOnly, 'get_credits')).isError).toBeFalsy();
 
-    expect((await call(readOnly, 'mint_credits')).isError).toBe(true);
+    expect(errorOf(await call(readOnly, 'mint_credits')).code).toBe('unknown_tool');
   });
 
   it('counts write tools against the write rate limit', async () => {
@@ -209,10 +209,10 @@ describe('MCP endpoint', () => {
     expect([...codes].sort()).toEqual(['not_found', 'rate_limited']);
   });
 
-  it('refuses callers without a credential with 401 pointing at the protected-resource metadata', async () => {
+  it('refuses callers without a credential with 401 pointing at the protected-resource metadata of /mcp', async () => {
     const response = await post({ accept: 'application/json, text/event-stream' });
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource"`);
+    expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${service.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
     expect((await json(response)).error.code).toBe('unauthorized');
     expect(response.headers.get('ratelimit-policy')).toContain('read');
   });
@@ -254,11 +254,13 @@ describe('MCP endpoint', () => {
 
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: recordingFetch });
     await expect(new Client({ name: 'agent', version: '1.0.0' }).connect(transport)).rejects.toThrow(/unauthorized/i);
-    expect(requests.slice(0, 4)).toEqual(['POST /mcp', 'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-authorization-server', 'POST /oauth/register']);
+    expect(requests.slice(0, 4)).toEqual(['POST /mcp', 'GET /.well-known/oauth-protected-resource/mcp', 'GET /.well-known/oauth-authorization-server', 'POST /oauth/register']);
     const url = provider.authorizationUrl!;
     expect(url.origin + url.pathname).toBe(`${service.baseUrl}/oauth/authorize`);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('scope')).toBe('videos:read videos:write');
+    // The SDK asks for the resource named by the metadata /mcp's challenge points at: the token is for /mcp only.
+    expect(url.searchParams.get('resource')).toBe(`${service.baseUrl}/mcp`);
 
     await transport.finishAuth(await approve(url, 'oauth-agent@example.com'));
     expect(requests.at(-1)).toBe('POST /oauth/token');
@@ -267,6 +269,7 @@ describe('MCP endpoint', () => {
     const client = await connect({ authProvider: provider });
     const user = await service.context.services.users.resolve('oauth-agent@example.com');
     expect((await call(client, 'get_account')).structuredContent).toMatchObject({ user_id: user.id, scopes: ['videos:read', 'videos:write'] });
+    expect((await fetch(`${service.baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${provider.tokens()!.access_token}` } })).status).toBe(401);
 
     // A token granted only videos:read can read but not spend.
     const readOnly = new TestOAuthProvider();

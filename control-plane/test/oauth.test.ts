@@ -1,7 +1,8 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
-import { json } from '../../test/support/http.ts';
+import { json, type Json } from '../../test/support/http.ts';
+import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 const OTHER_REDIRECT_URI = 'https://client.example/oauth/callback';
@@ -371,6 +372,127 @@ describe('OAuth 2.1 authorization server', () => {
       const answer = await json(response);
       expect(answer).toEqual({ error, error_description: expect.any(String), message: answer.error_description });
     }
+  });
+  describe('bodies the endpoints cannot read (issue 14)', () => {
+    const OVER_LIMIT = 33 * 1024;
+    const post = (path: string, type: string | undefined, body: string) =>
+      fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: type ? { 'content-type': type } : {}, body });
+    /** The RFC shape, never the shared `{"error":{code,…}}` one; returns the recorded response for the document check. */
+    const expectOAuthError = async (response: Response, operation: string, status: number, error: string): Promise<RecordedResponse> => {
+      expect(response.status).toBe(status);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const body = await json(response);
+      expect(body).toEqual({ error, error_description: expect.any(String), message: body.error_description });
+      return { operation, status, body };
+    };
+
+    it('/oauth/register answers malformed, mistyped and oversized bodies as RFC 7591 errors, as documented', async () => {
+      const register = '/oauth/register';
+      const valid = JSON.stringify({ redirect_uris: [REDIRECT_URI] });
+      const cases: [string | undefined, string, number, string][] = [
+        ['application/json', '{"redirect_uris": [', 400, 'invalid_client_metadata'],
+        ['text/plain', valid, 400, 'invalid_client_metadata'],
+        ['application/x-www-form-urlencoded', `redirect_uris=${encodeURIComponent(REDIRECT_URI)}`, 400, 'invalid_client_metadata'],
+        [undefined, '', 400, 'invalid_client_metadata'],
+        ['application/json', '[]', 400, 'invalid_client_metadata'],
+        ['application/json', JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 5 }), 400, 'invalid_client_metadata'],
+        ['application/json', JSON.stringify({ redirect_uris: REDIRECT_URI }), 400, 'invalid_redirect_uri'],
+        ['application/json', JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'x'.repeat(OVER_LIMIT) }), 413, 'invalid_client_metadata'],
+        ['application/json; charset=latin1', valid, 415, 'invalid_client_metadata'],
+      ];
+      const recorded: RecordedResponse[] = [];
+      for (const [type, body, status, error] of cases) {
+        recorded.push(await expectOAuthError(await post(register, type, body), 'registerOAuthClient', status, error));
+      }
+      const wrongType = recorded[1]!.body as Json;
+      expect(wrongType.error_description).toContain('application/json');
+      const checked = await expectDocumentedResponses(service.baseUrl, recorded);
+      expect([...checked].sort()).toEqual(['registerOAuthClient 400', 'registerOAuthClient 413', 'registerOAuthClient 415']);
+    });
+
+    it('/oauth/token answers malformed, mistyped and oversized bodies as RFC 6749 invalid_request, as documented', async () => {
+      const token = '/oauth/token';
+      const form = 'application/x-www-form-urlencoded';
+      const fields = `grant_type=refresh_token&client_id=${registered.client_id}&refresh_token=pso_rt_x`;
+      const cases: [string | undefined, string, number, string][] = [
+        ['application/json', '{"grant_type": ', 400, 'not valid JSON'],
+        ['text/plain', fields, 400, 'application/x-www-form-urlencoded'],
+        [undefined, '', 400, 'application/x-www-form-urlencoded'],
+        ['application/json', '["refresh_token"]', 400, 'application/x-www-form-urlencoded'],
+        ['application/json', JSON.stringify({ grant_type: 5, client_id: registered.client_id }), 400, 'grant_type must be a single string'],
+        ['application/json', JSON.stringify({ grant_type: 'refresh_token', client_id: [registered.client_id] }), 400, 'client_id must be a single string'],
+        [form, `${fields}&grant_type=authorization_code`, 400, 'grant_type must be a single string'],
+        [form, `${fields}&padding=${'x'.repeat(OVER_LIMIT)}`, 413, 'larger'],
+        [form, `${fields}${Array.from({ length: 50 }, (_, index) => `&p${index}=1`).join('')}`, 413, 'parameters'],
+        [`${form}; charset=latin1`, fields, 415, 'charset'],
+      ];
+      const recorded: RecordedResponse[] = [];
+      for (const [type, body, status, description] of cases) {
+        const answer = await expectOAuthError(await post(token, type, body), 'requestOAuthToken', status, 'invalid_request');
+        expect((answer.body as Json).error_description, `${type} ${body.slice(0, 60)}`).toContain(description);
+        recorded.push(answer);
+      }
+      const checked = await expectDocumentedResponses(service.baseUrl, recorded);
+      expect([...checked].sort()).toEqual(['requestOAuthToken 400', 'requestOAuthToken 413', 'requestOAuthToken 415']);
+    });
+  });
+
+  describe('token audience (RFC 8707)', () => {
+    const mcp = (accessToken: string) =>
+      fetch(`${service.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const expectRefused = async (response: Response, metadataPath: string, resource: string) => {
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${service.baseUrl}${metadataPath}", error="invalid_token"`);
+      const body = await json(response);
+      expect(body.error).toMatchObject({ code: 'unauthorized', hint: expect.stringContaining(`resource=${resource}`) });
+    };
+
+    it('accepts a token for /v1 only at /v1, and one for /mcp only at /mcp', async () => {
+      const base = service.baseUrl;
+      const forApi = await client.signIn(registered, { resource: `${base}/v1` });
+      expect((await me(forApi.access_token)).status).toBe(200);
+      await expectRefused(await mcp(forApi.access_token), '/.well-known/oauth-protected-resource/mcp', `${base}/mcp`);
+
+      const forMcp = await client.signIn(registered, { resource: `${base}/mcp` });
+      const listed = await mcp(forMcp.access_token);
+      expect(listed.status).toBe(200);
+      expect((await json(listed)).result.tools.length).toBeGreaterThan(0);
+      await expectRefused(await me(forMcp.access_token), '/.well-known/oauth-protected-resource', `${base}/v1`);
+
+      // A refresh keeps the audience of its grant.
+      const refreshed = await client.refresh(registered, forMcp.refresh_token!);
+      expect((await mcp(refreshed.access_token)).status).toBe(200);
+      expect((await me(refreshed.access_token)).status).toBe(401);
+      await expect(client.refresh(registered, refreshed.refresh_token!, { resource: `${base}/v1` })).rejects.toMatchObject({ error: 'invalid_target' });
+    });
+
+    it('binds a token requested without resource, or for the base URL, to the /v1 API, the default resource', async () => {
+      for (const resource of [undefined, service.baseUrl]) {
+        const tokens = await client.signIn(registered, { resource });
+        expect((await me(tokens.access_token)).status, String(resource)).toBe(200);
+        await expectRefused(await mcp(tokens.access_token), '/.well-known/oauth-protected-resource/mcp', `${service.baseUrl}/mcp`);
+      }
+      // An unbound grant may still be bound to /mcp at the token endpoint (RFC 8707 §2.2).
+      const { callback, verifier, state } = await client.authorize(registered);
+      const code = oauth.validateAuthResponse(await client.discover(), registered, callback, state).get('code')!;
+      const bound = await tokenRequest({ grant_type: 'authorization_code', client_id: registered.client_id, code, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: `${service.baseUrl}/mcp` });
+      expect(bound.status).toBe(200);
+      const tokens = await json(bound);
+      expect((await mcp(tokens.access_token)).status).toBe(200);
+      expect((await me(tokens.access_token)).status).toBe(401);
+    });
+
+    it('names each resource in its protected-resource metadata', async () => {
+      const metadata = async (suffix: string) => json(fetch(`${service.baseUrl}/.well-known/oauth-protected-resource${suffix}`));
+      expect(await metadata('/mcp')).toMatchObject({ resource: `${service.baseUrl}/mcp`, resource_name: 'petsing MCP server' });
+      expect(await metadata('/v1')).toMatchObject({ resource: `${service.baseUrl}/v1`, resource_name: 'petsing API' });
+      expect(await metadata('')).toMatchObject({ resource: service.baseUrl, resource_name: 'petsing API' });
+    });
   });
 });
 

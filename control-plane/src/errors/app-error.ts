@@ -29,6 +29,7 @@ export const errorCatalog = {
   invalid_unsubscribe_token: { status: 400, title: 'Invalid unsubscribe link', hint: 'Use the unsubscribe link of a recent email exactly as it was sent.' },
   unknown_template: { status: 400, title: 'Unknown template', hint: 'Use an id from GET /v1/templates, exactly as given.' },
   multipart_required: { status: 400, title: 'Multipart form required', hint: 'Send Content-Type: multipart/form-data with the fields listed in /openapi.json.' },
+  unknown_tool: { status: 400, title: 'Unknown tool', hint: 'Call tools/list for the tools this MCP server offers, and use a name exactly as listed.' },
   unsupported_image_format: { status: 400, title: 'Unsupported image format', hint: 'Upload the photo as PNG, JPEG or WebP (convert HEIC photos first).' },
   unsupported_audio_format: { status: 400, title: 'Unsupported audio format', hint: 'Upload MP3, WAV, MP4/M4A (AAC) or WebM audio that plays in a media player.' },
   audio_duration_out_of_range: { status: 400, title: 'Audio length out of range', hint: 'Trim or extend the audio to last between 2 and 30 seconds.' },

@@ -18,8 +18,7 @@ import { speechRoutes } from './routes/speech.routes.ts';
 import { socialRoutes } from './routes/social.routes.ts';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.routes.ts';
 import { subscriptionRoutes } from './routes/subscription.routes.ts';
-
-const JSON_BODY_LIMIT = '100kb';
+import { JSON_BODY_LIMIT_KB } from './validation.ts';
 
 export function createApp(context: AppContext): Express {
   const app = express();
@@ -32,9 +31,13 @@ export function createApp(context: AppContext): Express {
   const configured = crossOrigin(context.config.corsOrigins);
   const ownPolicy = (path: string) => ['/mcp', ...OAUTH_CLIENT_PATHS].some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
   app.use((req, res, next) => (ownPolicy(req.path) ? next() : configured(req, res, next)));
-  // Stripe signs the raw bytes: its webhook reads the body itself, before the JSON parser would.
+  // Stripe signs the raw bytes: its webhook reads the body itself, before the JSON parser would. OAuth and MCP
+  // parse their own bodies too, so that one they cannot read is answered in their wire format (RFC 6749 / 7591
+  // JSON, JSON-RPC), not in the shared error shape.
   app.use(stripeWebhookRoutes(context));
-  app.use(express.json({ limit: JSON_BODY_LIMIT }));
+  app.use(oauthRoutes(context));
+  app.use('/mcp', mcpRoutes(context));
+  app.use(express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }));
 
   app.use(serviceRoutes(context, openApiContributors));
   app.use(filesRoutes(context));
@@ -46,8 +49,6 @@ export function createApp(context: AppContext): Express {
   app.use(speechRoutes(context));
   app.use(socialRoutes(context));
   app.use('/v1', publicApiRoutes(context));
-  app.use('/mcp', mcpRoutes(context));
-  app.use(oauthRoutes(context));
 
   let allowedMethods: ((path: string) => string[] | undefined) | undefined;
   app.use(notFoundHandler((path) => {

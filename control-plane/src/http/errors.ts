@@ -65,12 +65,22 @@ export function errorHandler(baseUrl: string): ErrorRequestHandler {
   };
 }
 
-function toAppError(error: unknown): AppError {
+/** Any thrown value as the AppError it is answered as (internal_error for the unexpected). */
+export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof ObjectNotFoundError) return new AppError('not_found', 'The requested file was not found.');
   if (error instanceof z.ZodError) return new AppError('invalid_request', describeZodError(error));
   // The router decodes path parameters and throws a URIError on malformed percent-encoding (%ZZ).
   if (error instanceof URIError) return new AppError('invalid_path', 'The path is not validly percent-encoded.');
+  return requestBodyError(error) ?? new AppError('internal_error', errorCatalog.internal_error.title + '.');
+}
+
+/**
+ * What a body parser's failure means for the client (bad JSON, too large, unsupported charset or encoding,
+ * too many form fields), or undefined for any other error. Endpoints with their own wire format (OAuth,
+ * MCP) answer the same classification in their shape.
+ */
+export function requestBodyError(error: unknown): AppError | undefined {
   const parserError = error as BodyParserError;
   switch (parserError?.type) {
     case 'entity.parse.failed':
@@ -85,5 +95,5 @@ function toAppError(error: unknown): AppError {
     const code: ErrorCode = parserError.status === 413 ? 'payload_too_large' : 'invalid_request';
     return new AppError(code, parserError.message, { status: parserError.status });
   }
-  return new AppError('internal_error', errorCatalog.internal_error.title + '.');
+  return undefined;
 }

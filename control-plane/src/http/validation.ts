@@ -4,6 +4,9 @@ import { AppError } from '../errors/app-error.ts';
 import { findInvalidText, INVALID_TEXT_MESSAGE } from '../services/text.ts';
 import { describeZodError } from './errors.ts';
 
+/** Largest JSON request body, in kB (the app's parser, and /mcp's own). */
+export const JSON_BODY_LIMIT_KB = 100;
+
 /** Hints for refusals of particular top-level fields, used instead of the generic one when that field is at fault. */
 export type FieldHints = Partial<Record<string, string>>;
 
@@ -24,6 +27,8 @@ function parseWith<Schema extends z.ZodType>(schema: Schema, value: unknown, whe
   return result.data;
 }
 
+/** MCP tool arguments, refused as /v1 refuses a body: invalid_request naming each field, with the same field hints. */
+export const parseToolArguments = <Schema extends z.ZodType>(schema: Schema, args: unknown, hints?: FieldHints) => parseWith(schema, args, 'arguments', hints);
 export const parseBody = <Schema extends z.ZodType>(schema: Schema, req: Request, hints?: FieldHints) => parseWith(schema, req.body ?? {}, 'request body', hints);
 export const parseQuery = <Schema extends z.ZodType>(schema: Schema, req: Request) => parseWith(schema, req.query, 'query');
 export const parseParams = <Schema extends z.ZodType>(schema: Schema, req: Request) => parseWith(schema, req.params, 'path');

@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { CallToolRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Scope } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { apiRepresentations, imageRepresentation } from '../http/api-representations.ts';
-import { errorBody } from '../http/errors.ts';
+import { errorBody, toAppError } from '../http/errors.ts';
 import { assertScope } from '../http/middleware/api-auth.ts';
 import { accountRateSubject, rateLimitedError } from '../http/middleware/rate-limit.ts';
+import { FACE_HINT } from '../http/schemas/image.schemas.ts';
+import { ASPECT_HINT } from '../http/schemas/video-aspect.schemas.ts';
+import { parseToolArguments, type FieldHints } from '../http/validation.ts';
 import {
   ApiAccount,
   ApiCredits,
@@ -33,6 +37,18 @@ export const WRITE_TOOLS = new Set(['create_video', 'delete_video', 'check_photo
 // and MCP requires type object there.
 const videoIdInput = { video_id: z.uuid().describe('The video id (uuid) returned by create_video or list_videos.') };
 
+type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type ToolConfig<Input extends z.ZodRawShape> = {
+  title: string;
+  description: string;
+  inputSchema?: Input;
+  outputSchema: z.ZodRawShape;
+  annotations: { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /** Hints for refused arguments, the same /v1 gives for the same fields. */
+  hints?: FieldHints;
+};
+type Tool = { input: z.ZodObject; output: z.ZodObject; hints: FieldHints; call: (args: unknown, extra: ToolExtra) => Promise<CallToolResult> };
+
 /**
  * The MCP server of one request, acting for one credential. Every tool goes through the same services
  * and representations as /v1, so an agent sees exactly what the REST API would answer.
@@ -53,18 +69,37 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     },
   );
 
-  /** Runs a tool body with its scope check; expected failures become tool errors carrying the /v1 error body. */
+  /**
+   * A failed tool call: a result with isError whose text is the /v1 error body. The detail goes in the text
+   * only: the SDK client validates any structuredContent against the success schema, error or not
+   * (typescript-sdk issue 1943), and would hide the error behind its own.
+   */
+  const toolError = (error: unknown): CallToolResult => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) context.logger.error({ err: error, tool: true }, 'MCP tool failed');
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(baseUrl, appError)) }] };
+  };
+
+  /** Runs a tool body with its scope check; failures become tool errors carrying the /v1 error body. */
   const run = async <T extends Record<string, unknown>>(scope: Scope, body: () => Promise<T>): Promise<CallToolResult> => {
     try {
       assertScope(credential, scope);
       const result = await body();
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      // The detail goes in the text only: the SDK client validates any structuredContent against the
-      // success schema, error or not (typescript-sdk issue 1943), and would hide the error behind its own.
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(baseUrl, error)) }] };
+      return toolError(error);
     }
+  };
+
+  const tools = new Map<string, Tool>();
+  /** Lists a tool (tools/list shows its schemas) and keeps it for the tools/call handler below. */
+  const tool = <Input extends z.ZodRawShape = Record<never, never>>(
+    name: string,
+    { hints = {}, ...config }: ToolConfig<Input>,
+    call: (args: z.infer<z.ZodObject<Input>>, extra: ToolExtra) => Promise<CallToolResult>,
+  ) => {
+    server.registerTool(name, config, call as ToolCallback<Input>);
+    tools.set(name, { input: z.object(config.inputSchema ?? {}), output: z.object(config.outputSchema), hints, call: call as Tool['call'] });
   };
   const countWrite = async () => {
     const policy = rateLimiter.policies.write;
@@ -72,7 +107,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     if (!decision.allowed) throw rateLimitedError(policy, decision);
   };
 
-  server.registerTool(
+  tool(
     'list_templates',
     {
       title: 'List song templates',
@@ -83,7 +118,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     () => run('videos:read', () => represent.templateList()),
   );
 
-  server.registerTool(
+  tool(
     'create_video',
     {
       title: 'Create a singing pet video',
@@ -95,6 +130,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
         'output shape: square (720x720, the default), 4:5 (720x900, for feeds) or 9:16 (720x1280, for stories and reels). Returns at once with ' +
         'status processing; then call wait_for_video with the returned id.',
       inputSchema: CreateApiVideoRequest.shape,
+      hints: { face: FACE_HINT, aspect: ASPECT_HINT },
       outputSchema: { ...CreatedApiVideo.shape, next_step: z.string().describe('How to follow the render to its end.') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
@@ -109,7 +145,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       }),
   );
 
-  server.registerTool(
+  tool(
     'check_photo',
     {
       title: 'Check a pet photo',
@@ -128,7 +164,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       }),
   );
 
-  server.registerTool(
+  tool(
     'get_video',
     {
       title: 'Get a video',
@@ -140,7 +176,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ video_id }) => run('videos:read', async () => represent.video(await represent.ownedVideo(userId, video_id))),
   );
 
-  server.registerTool(
+  tool(
     'list_videos',
     {
       title: 'List videos',
@@ -152,7 +188,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ limit }) => run('videos:read', () => represent.videoList(userId, limit)),
   );
 
-  server.registerTool(
+  tool(
     'delete_video',
     {
       title: 'Delete a video',
@@ -170,7 +206,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       }),
   );
 
-  server.registerTool(
+  tool(
     'get_credits',
     {
       title: 'Get the credit balance',
@@ -181,7 +217,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     () => run('videos:read', () => represent.credits(userId)),
   );
 
-  server.registerTool(
+  tool(
     'get_account',
     {
       title: 'Get the account',
@@ -192,7 +228,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     () => run('videos:read', () => represent.account(credential)),
   );
 
-  server.registerTool(
+  tool(
     'wait_for_video',
     {
       title: 'Wait for a video to finish',
@@ -227,6 +263,27 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
         }
       }),
   );
+
+  // tools/call is answered here, not by McpServer's own handler, which refuses arguments against the schema
+  // before a tool runs and reports that (and an unknown tool) as bare protocol error text. Here both are tool
+  // errors with the /v1 error body, as every other tool failure is: invalid_request naming each field, and
+  // unknown_tool.
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const called = tools.get(name);
+    if (!called) return toolError(new AppError('unknown_tool', `There is no tool named ${JSON.stringify(name)}.`));
+    let input: unknown;
+    try {
+      input = parseToolArguments(called.input, args ?? {}, called.hints);
+    } catch (error) {
+      return toolError(error);
+    }
+    const result = await called.call(input, extra);
+    // As McpServer would: structured content that breaks the tool's own output schema is a bug, never sent.
+    const output = result.isError ? undefined : called.output.safeParse(result.structuredContent);
+    if (output && !output.success) return toolError(new Error(`${name} answered outside its output schema: ${output.error.message}`));
+    return result;
+  });
 
   return server;
 }

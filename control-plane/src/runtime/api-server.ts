@@ -11,9 +11,10 @@ export async function startApiServer(context: AppContext, port = context.config.
     server.once('error', reject);
     server.listen(port, context.config.env.HOST, () => resolve());
   });
-  // The web app signs in with ID tokens, API clients with API keys or OAuth tokens; a JWT is tried as an ID token.
+  // The web app signs in with ID tokens, API clients with API keys or OAuth tokens (those for the API, whose
+  // videos the socket reports on); a JWT is tried as an ID token.
   const websocket = await attachStatusWebsocket(server, context, async (token) => {
-    const credential = await context.services.credentials.verify(token);
+    const credential = await context.services.credentials.verify(token, 'api');
     if (credential) return { userId: credential.userId };
     if (token.split('.').length !== 3) return undefined;
     const user = await context.services.identity.signIn(token).catch(() => undefined);

@@ -31,13 +31,38 @@ const DEFAULT_CLIENT_NAME = 'Unnamed application';
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+/** Token request parameters that must each be one string (RFC 6749 §3.2: sent at most once); resource is RFC 8707's, checked on its own. */
+const SINGLE_VALUED_TOKEN_PARAMETERS = ['grant_type', 'client_id', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope'];
+
+/**
+ * The protected resources of this service, each an audience of OAuth access tokens (RFC 8707): the /v1 API
+ * (and the status websocket, which reports on it) and the MCP server. A token is accepted only by its own,
+ * so a token handed to one can never be replayed at the other (the MCP authorization spec requires it of /mcp).
+ */
+export type ProtectedResource = 'api' | 'mcp';
+
+/**
+ * A token requested without `resource` is for the API, the service's default resource: OAuth clients of /v1
+ * need not know about resource indicators, while MCP clients must send resource={BASE_URL}/mcp, as the MCP
+ * authorization spec requires of them (the MCP SDK's client sends the resource of the metadata that /mcp's
+ * 401 points at).
+ */
+const DEFAULT_AUDIENCE: ProtectedResource = 'api';
+
+const RESOURCE_NAMES: Record<ProtectedResource, string> = { api: 'petsing API', mcp: 'petsing MCP server' };
+
+/** The audience rule, as published in /openapi.json. */
+export const AUDIENCE_RULE =
+  'Access tokens are bound to the resource they were requested for (RFC 8707 resource indicator): a token for {BASE_URL}/mcp is ' +
+  'accepted only at /mcp; a token for {BASE_URL}/v1 or {BASE_URL}, or requested without resource, only at /v1 and the status ' +
+  'websocket. MCP clients must request resource={BASE_URL}/mcp; a token presented elsewhere answers 401 invalid_token.';
 
 export type OAuthSettings = {
   issuer: string;
   authorizationEndpoint: string;
   documentationUrl: string;
-  /** The protected resources a token may be bound to: the whole API, /v1 and /mcp. */
-  resources: string[];
+  /** Each resource indicator a token may be requested for, and the protected resource it names. */
+  resources: Record<string, ProtectedResource>;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -49,7 +74,7 @@ export function oauthSettings(config: ControlPlaneConfig): OAuthSettings {
     issuer: baseUrl,
     authorizationEndpoint: `${siteUrl}/oauth/authorize`,
     documentationUrl: `${baseUrl}/docs`,
-    resources: [baseUrl, `${baseUrl}/v1`, `${baseUrl}/mcp`],
+    resources: { [baseUrl]: 'api', [`${baseUrl}/v1`]: 'api', [`${baseUrl}/mcp`]: 'mcp' },
     accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: env.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
     codeTtlSeconds: env.OAUTH_CODE_TTL_SECONDS,
@@ -170,20 +195,22 @@ export class OAuthService {
     };
   }
 
-  /** RFC 9728 metadata for one of the protected resources (the API as a whole, /v1 or /mcp). */
+  /** RFC 9728 metadata for one of the resource indicators ({BASE_URL}, {BASE_URL}/v1 or {BASE_URL}/mcp). */
   protectedResourceMetadata(resource: string) {
     return {
       resource,
       authorization_servers: [this.settings.issuer],
       scopes_supported: [...OAUTH_SCOPES],
       bearer_methods_supported: ['header'],
-      resource_name: 'petsing API',
+      resource_name: RESOURCE_NAMES[this.audienceOf(resource) ?? DEFAULT_AUDIENCE],
       resource_documentation: this.settings.documentationUrl,
     };
   }
 
   async register(metadata: unknown): Promise<ClientInformation> {
-    const parsed = registrationSchema.safeParse(metadata ?? {});
+    // Undefined when the body was not JSON at all (another Content-Type, or none).
+    if (!isPlainObject(metadata)) throw new OAuthError('invalid_client_metadata', 'The client metadata must be a JSON object, sent with Content-Type: application/json.');
+    const parsed = registrationSchema.safeParse(metadata);
     if (!parsed.success) {
       const badRedirect = parsed.error.issues.some((issue) => issue.path[0] === 'redirect_uris');
       const description = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
@@ -246,7 +273,7 @@ export class OAuthService {
     if (!scopes) throw refuse('invalid_scope', `scope must be made of ${OAUTH_SCOPES.join(', ')}.`);
     const resource = params.resource;
     if (resource !== undefined && (typeof resource !== 'string' || !this.isResource(resource))) {
-      throw refuse('invalid_target', `resource must be one of ${this.settings.resources.join(', ')}.`);
+      throw refuse('invalid_target', `resource must be one of ${this.resourceList()}.`);
     }
     return { client, redirectUri, scopes, state, codeChallenge, resource };
   }
@@ -274,10 +301,15 @@ export class OAuthService {
     return this.redirectTo(request.redirectUri, { code }, request.state);
   }
 
-  /** The token endpoint (RFC 6749 §3.2), for public clients. */
-  async token(params: Record<string, unknown>): Promise<TokenResponse> {
+  /** The token endpoint (RFC 6749 §3.2), for public clients; `params` is the parsed body (undefined when there was none it could read). */
+  async token(params: unknown): Promise<TokenResponse> {
+    if (!isPlainObject(params)) {
+      throw new OAuthError('invalid_request', 'Send the parameters as an application/x-www-form-urlencoded body (or as a JSON object).');
+    }
     const badText = findInvalidText(params);
     if (badText) throw new OAuthError('invalid_request', `${badText.join('.')} ${INVALID_TEXT_MESSAGE}.`);
+    const notOneString = SINGLE_VALUED_TOKEN_PARAMETERS.find((name) => params[name] !== undefined && typeof params[name] !== 'string');
+    if (notOneString) throw new OAuthError('invalid_request', `${notOneString} must be a single string, sent once.`);
     const grantType = params.grant_type;
     if (typeof grantType !== 'string') throw new OAuthError('invalid_request', 'grant_type is required.');
     if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
@@ -292,9 +324,25 @@ export class OAuthService {
     return token.startsWith(ACCESS_TOKEN_PREFIX);
   }
 
-  async authenticate(accessToken: string): Promise<OAuthCredential | undefined> {
+  /** The credential of a live access token issued for `at`; undefined for any other token (RFC 8707 audience). */
+  async authenticate(accessToken: string, at: ProtectedResource): Promise<OAuthCredential | undefined> {
     const token = await this.repository.findActiveAccessToken(hashSecret(accessToken), new Date());
-    return token && { userId: token.user_id, scopes: token.scopes, kind: 'oauth', tokenId: token.id, clientId: token.client_id };
+    if (!token || this.audienceOf(token.resource) !== at) return undefined;
+    return { userId: token.user_id, scopes: token.scopes, kind: 'oauth', tokenId: token.id, clientId: token.client_id };
+  }
+
+  /** The resource indicator a client must request for a token `at` accepts. */
+  resourceIndicator(at: ProtectedResource): string {
+    return `${this.settings.issuer}${at === 'mcp' ? '/mcp' : '/v1'}`;
+  }
+
+  /**
+   * The protected resource a token bound to `resource` is for; undefined for an indicator this service no
+   * longer answers to (BASE_URL changed since), so such a token is good nowhere.
+   */
+  private audienceOf(resource: string | null): ProtectedResource | undefined {
+    if (resource === null) return DEFAULT_AUDIENCE;
+    return this.isResource(resource) ? this.settings.resources[resource] : undefined;
   }
 
   private async authenticateClient(clientId: unknown): Promise<OAuthClient> {
@@ -416,13 +464,17 @@ export class OAuthService {
   private bindResource(requested: unknown, bound: string | null): string | null | OAuthError {
     if (requested === undefined) return bound;
     if (typeof requested !== 'string' || !this.isResource(requested) || (bound !== null && requested !== bound)) {
-      return new OAuthError('invalid_target', bound ? `resource must be ${bound}, as in the authorization request.` : `resource must be one of ${this.settings.resources.join(', ')}.`);
+      return new OAuthError('invalid_target', bound ? `resource must be ${bound}, as in the authorization request.` : `resource must be one of ${this.resourceList()}.`);
     }
     return requested;
   }
 
   private isResource(value: string): boolean {
-    return this.settings.resources.includes(value);
+    return Object.hasOwn(this.settings.resources, value);
+  }
+
+  private resourceList(): string {
+    return Object.keys(this.settings.resources).join(', ');
   }
 
   private redirectTo(redirectUri: string, params: Record<string, string>, state: string | undefined): string {
@@ -432,6 +484,10 @@ export class OAuthService {
     url.searchParams.set('iss', this.settings.issuer);
     return url.toString();
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Space-separated scopes, each known; the default when absent. Undefined when invalid. */

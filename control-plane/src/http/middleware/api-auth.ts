@@ -27,19 +27,24 @@ export function identifyApiCredential(verify: CredentialVerifier): RequestHandle
 
 /**
  * Refuses callers without a usable credential. The challenge points at the protected-resource metadata
- * (RFC 9728) so OAuth clients can discover how to sign in.
+ * (RFC 9728) of this resource so OAuth clients can discover how to sign in, and for which resource.
+ * `refusedHint` tells a caller whose credential was refused what to use instead.
  */
-export function requireApiCredential(resourceMetadataUrl: string): RequestHandler {
+export function requireApiCredential(resourceMetadataUrl: string, refusedHint?: string): RequestHandler {
   const challenge = `Bearer resource_metadata="${resourceMetadataUrl}"`;
   return (_req: Request, res: Response, next: NextFunction) => {
     if (res.locals.credential) {
       next();
       return;
     }
-    const presented = res.locals.bearerPresented === true;
+    if (res.locals.bearerPresented !== true) {
+      next(new AppError('unauthorized', 'No credential was sent.', { headers: { 'WWW-Authenticate': challenge } }));
+      return;
+    }
     next(
-      new AppError('unauthorized', presented ? 'The credential is invalid, revoked or expired.' : 'No credential was sent.', {
-        headers: { 'WWW-Authenticate': presented ? `${challenge}, error="invalid_token"` : challenge },
+      new AppError('unauthorized', 'The credential is invalid, revoked or expired, or an OAuth token issued for another resource.', {
+        headers: { 'WWW-Authenticate': `${challenge}, error="invalid_token"` },
+        ...(refusedHint ? { hint: refusedHint } : {}),
       }),
     );
   };

@@ -29,6 +29,6 @@ export function registerHostedAudioPaths(registry: OpenAPIRegistry): void {
     description: 'The `audio_url` answered by POST /tts and POST /social/extract-audio. The random id is the only credential; '
       + 'pass the URL as `audio_url` to POST /create-with-audio.',
     request: { params },
-    responses: { 200: { description: 'The MP3 file.', content: { 'audio/mpeg': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses('not_found') },
+    responses: { 200: { description: 'The MP3 file.', content: { 'audio/mpeg': { schema: z.string().meta({ format: 'binary' }) } } }, ...errorResponses('invalid_request', 'not_found') },
   });
 }

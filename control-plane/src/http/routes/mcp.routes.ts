@@ -1,18 +1,27 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { Router, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../errors/app-error.ts';
 import { getServer } from '../../mcp/mcp-server.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { describeZodError, requestBodyError } from '../errors.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential } from '../middleware/api-auth.ts';
 import { crossOrigin } from '../middleware/cross-origin.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
-import { errorResponses, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
-import { JsonRpcRequest, JsonRpcResponse } from '../schemas/mcp.schemas.ts';
+import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
+import { JsonRpcBatch, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../schemas/mcp.schemas.ts';
+import { JSON_BODY_LIMIT_KB } from '../validation.ts';
+
+/** JSON-RPC 2.0 error codes this route answers itself; -32000 is the MCP SDK's code for refusals by the transport. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const TRANSPORT_ERROR = -32000;
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (a fresh server and transport
- * per request), so any API replica can answer any request.
+ * per request), so any API replica can answer any request. It parses its own body (mounted before the app's
+ * JSON parser), after the credential check, so every failure to read a message is a JSON-RPC error; the
+ * credential, origin and rate-limit refusals before it are in the shared error shape.
  */
 export function mcpRoutes(context: AppContext): Router {
   const { baseUrl, mcpOrigins } = context.config;
@@ -23,18 +32,27 @@ export function mcpRoutes(context: AppContext): Router {
 
   // Stateless mode has no stream to open with GET and no session to end with DELETE (MCP transport spec).
   const methodNotAllowed: RequestHandler = (_req, res) => {
-    res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: send JSON-RPC messages with POST.' }, id: null });
+    sendJsonRpcError(res.set('Allow', 'POST'), 405, TRANSPORT_ERROR, 'Method not allowed: send JSON-RPC messages with POST.');
   };
   router.get('/', methodNotAllowed);
   router.delete('/', methodNotAllowed);
 
   router.post(
     '/',
-    identifyApiCredential((token) => credentials.verify(token)),
+    identifyApiCredential((token) => credentials.verify(token, 'mcp')),
     // Every message counts as a read; the tools that write also count against the write limit.
     rateLimit(rateLimiter, 'read'),
-    requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`),
+    requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource/mcp`, credentials.audienceHint('mcp')),
+    express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }),
     async (req, res) => {
+      // Undefined when the body is not JSON: the transport answers 415 for that.
+      if (req.body !== undefined) {
+        const message = (Array.isArray(req.body) ? JsonRpcBatch : JsonRpcRequest).safeParse(req.body);
+        if (!message.success) {
+          sendJsonRpcError(res, 400, INVALID_REQUEST, `Invalid Request: ${describeZodError(message.error)}.`);
+          return;
+        }
+      }
       const accept = req.get('accept') ?? '';
       const streams = accept.includes('text/event-stream');
       // The SDK insists on both media types even when it answers in JSON; a JSON-only client gets JSON.
@@ -49,8 +67,25 @@ export function mcpRoutes(context: AppContext): Router {
       await transport.handleRequest(req, res, req.body);
     },
   );
+  router.use(jsonRpcBodyErrors());
 
   return router;
+}
+
+function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null } satisfies z.infer<typeof JsonRpcErrorResponse>);
+}
+
+/** A body the JSON parser refused is a JSON-RPC error too: -32700 for malformed JSON, else the transport's code. */
+function jsonRpcBodyErrors(): ErrorRequestHandler {
+  return (error: unknown, _req, res, next) => {
+    const bodyError = requestBodyError(error);
+    if (!bodyError) {
+      next(error);
+      return;
+    }
+    sendJsonRpcError(res, bodyError.status, bodyError.code === 'malformed_json' ? PARSE_ERROR : TRANSPORT_ERROR, bodyError.message);
+  };
 }
 
 /**
@@ -69,22 +104,35 @@ function allowOrigins(allowed: ReadonlySet<string>): RequestHandler {
   };
 }
 
+const jsonRpcError = (description: string) => jsonResponse(description, JsonRpcErrorResponse);
+
 export function registerMcpPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post', path: '/mcp', operationId: 'callMcp', tags: ['mcp'], summary: 'Model Context Protocol endpoint (Streamable HTTP)',
     description:
       'JSON-RPC 2.0 messages of the Model Context Protocol, stateless. The tools cover the same account, videos and credits as /v1; ' +
-      'list them with tools/list. The answer is JSON, or an SSE stream when Accept includes text/event-stream. A tool failure is a ' +
-      'result with isError true whose text is the /v1 error body; protocol failures are JSON-RPC errors.',
+      'list them with tools/list. The answer is JSON, or an SSE stream when Accept includes text/event-stream. A tool failure (bad ' +
+      'arguments and unknown tools included) is a result with isError true whose text is the /v1 error body; a message that cannot be ' +
+      'read is a JSON-RPC error. OAuth tokens must have been requested for the resource {BASE_URL}/mcp (RFC 8707).',
     security: [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:read', 'videos:write'] }],
-    request: { body: { required: true, content: { 'application/json': { schema: JsonRpcRequest } } } },
+    request: { body: { required: true, content: { 'application/json': { schema: z.union([JsonRpcRequest, JsonRpcBatch]) } } } },
     responses: {
       200: {
-        description: 'The JSON-RPC response, as JSON or as an SSE stream of JSON-RPC messages.',
-        content: { 'application/json': { schema: JsonRpcResponse }, 'text/event-stream': { schema: z.string() } },
+        description: 'The JSON-RPC response (an array of them for a batch), as JSON or as an SSE stream of JSON-RPC messages.',
+        content: {
+          'application/json': { schema: z.union([JsonRpcResponse, z.array(JsonRpcResponse).min(1)]) },
+          'text/event-stream': { schema: z.string() },
+        },
       },
-      202: { description: 'Accepted a notification or response; no body.' },
+      202: { description: 'Accepted notifications only; no body.' },
+      400: jsonRpcError(
+        'The body is not JSON (-32700), not a JSON-RPC request or notification, or an empty batch, or a request id is null (-32600), ' +
+          'or the MCP-Protocol-Version header names an unsupported version (-32000).',
+      ),
       ...errorResponses('unauthorized', 'forbidden', 'rate_limited'),
+      406: jsonRpcError('Accept allows neither application/json nor text/event-stream (-32000).'),
+      413: jsonRpcError(`The body is larger than ${JSON_BODY_LIMIT_KB} kB (-32000).`),
+      415: jsonRpcError('Content-Type is not application/json (-32000).'),
     },
   });
 }

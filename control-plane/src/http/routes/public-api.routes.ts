@@ -33,9 +33,10 @@ export function publicApiRoutes(context: AppContext): Router {
     res.set(versionHeaders(baseUrl, version));
     next();
   });
-  router.use(identifyApiCredential((token) => credentials.verify(token)));
+  router.use(identifyApiCredential((token) => credentials.verify(token, 'api')));
   router.use(rateLimit(rateLimiter));
-  router.use(requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`));
+  // {BASE_URL}'s metadata: the API is the service's default resource (OAuthService, DEFAULT_AUDIENCE).
+  router.use(requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`, credentials.audienceHint('api')));
 
   const represent = apiRepresentations(context);
 

@@ -23,6 +23,12 @@ export const PUBLIC_ENDPOINTS = [
   'POST /email/unsubscribe',
 ];
 
+const templateMediaParams = z.object({
+  id: z.string().meta({ description: 'A template id from GET /templates.', example: '1' }),
+  asset: z.enum(templateAssets),
+});
+const binary = { schema: z.string().meta({ format: 'binary' }) };
+
 export function templateMediaUrl(baseUrl: string, template: TemplateRow, asset: TemplateAsset): string | null {
   const present = asset === 'audio' || (asset === 'preview-image' ? template.preview_image_key : template.preview_video_key);
   return present ? `${baseUrl}/media/templates/${template.id}/${asset}` : null;
@@ -86,9 +92,8 @@ export function serviceRoutes(context: AppContext, openApiContributors: OpenApiC
     );
   });
 
-  const mediaParams = z.object({ id: z.string(), asset: z.enum(templateAssets) });
   router.get('/media/templates/:id/:asset', async (req, res) => {
-    const { id, asset } = parseParams(mediaParams, req);
+    const { id, asset } = parseParams(templateMediaParams, req);
     const template = await context.services.templates.find(id);
     const key = template && context.services.templates.assetKey(template, asset);
     if (!key) throw notFound(`Template media ${id}/${asset}`);
@@ -120,5 +125,15 @@ export function registerServicePaths(registry: OpenAPIRegistry): void {
     method: 'get', path: '/templates', security: [], tags: ['service'], operationId: 'listTemplates', summary: 'Song templates, oldest id first',
     description: 'Cacheable for one hour.',
     responses: { 200: jsonResponse('Every template.', TemplateArray), ...errorResponses('internal_error') },
+  });
+  registry.registerPath({
+    method: 'get', path: '/media/templates/{id}/{asset}', security: [], tags: ['service'], operationId: 'getTemplateMedia',
+    summary: "A template's song or preview",
+    description: 'The `audio_url`, `preview_image_url` and `preview_video_url` of GET /templates. Cacheable for a day.',
+    request: { params: templateMediaParams },
+    responses: {
+      200: { description: 'The song (MP3), the preview image (PNG) or the preview video (MP4).', content: { 'audio/mpeg': binary, 'image/png': binary, 'video/mp4': binary } },
+      ...errorResponses('invalid_request', 'not_found'),
+    },
   });
 }

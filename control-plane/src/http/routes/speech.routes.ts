@@ -62,7 +62,7 @@ export function registerSpeechPaths(registry: OpenAPIRegistry): void {
     request: { params: sampleParams },
     responses: {
       200: { description: 'The MP3 file.', content: { 'audio/mpeg': { schema: z.string().meta({ format: 'binary' }) } } },
-      ...errorResponses('not_found', 'speech_quota_exhausted', 'speech_unavailable'),
+      ...errorResponses('invalid_request', 'not_found', 'speech_quota_exhausted', 'speech_unavailable'),
     },
   });
 }

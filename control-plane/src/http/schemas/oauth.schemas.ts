@@ -38,7 +38,14 @@ export const OAuthTokenRequest = z
     code_verifier: z.string().optional().meta({ description: 'authorization_code grant: the PKCE verifier, 43 to 128 characters.' }),
     refresh_token: z.string().optional().meta({ description: 'refresh_token grant; the token is rotated on every use.' }),
     scope: z.string().optional().meta({ description: 'refresh_token grant: space-separated, may only narrow the granted scopes.' }),
-    resource: z.url().optional().meta({ description: 'RFC 8707 resource indicator; must match the one bound at authorization.' }),
+    resource: z
+      .url()
+      .optional()
+      .meta({
+        description:
+          'RFC 8707 resource indicator; must match the one bound at authorization, if any. It is the token\'s audience: {BASE_URL}/mcp for /mcp only; ' +
+          '{BASE_URL}/v1 or {BASE_URL} (or none at all) for /v1 and the status websocket only.',
+      }),
   })
   .meta({ id: 'OAuthTokenRequest' });
 
@@ -83,7 +90,7 @@ export const ProtectedResourceMetadata = z
     authorization_servers: z.array(z.url()),
     scopes_supported: scopeList,
     bearer_methods_supported: z.array(z.string()),
-    resource_name: z.string(),
+    resource_name: z.string().meta({ description: 'petsing API ({BASE_URL} and {BASE_URL}/v1) or petsing MCP server ({BASE_URL}/mcp).' }),
     resource_documentation: z.url(),
   })
   .meta({ id: 'ProtectedResourceMetadata', description: 'RFC 9728 protected resource metadata.' });
