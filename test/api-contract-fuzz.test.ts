@@ -1,8 +1,13 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount, signInWebUser } from './support/accounts.ts';
 import { startFakeStripe, type FakeStripe } from './support/fake-stripe.ts';
-import { startTestService, type TestService } from './support/test-service.ts';
+import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+
+const run = promisify(execFile);
 
 /** What every response must satisfy: no 5xx, and status, content type and body as /openapi.json documents them. */
 const CHECKS = 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance';
@@ -12,51 +17,68 @@ const EXAMPLES_PER_OPERATION = '10';
 
 /**
  * Schemathesis (PyPI; installed by infra/setup-host.sh with PETSING_TEST_TOOLS=1) generates requests from
- * /openapi.json, valid and invalid, and checks every answer against the same document. The service is the
- * real one with real workers, Temporal, Postgres and a local Stripe; each credential family gets its own pass.
+ * /openapi.json, valid and invalid, and checks every answer against the same document. The service is
+ * `petsing start` on its embedded defaults (PGlite, local object store, Temporal dev server, both workers),
+ * with Stripe pointed at the test suite's local Stripe so the payment operations are exercised too; each
+ * credential family gets its own pass.
  */
 describe('the /openapi.json contract, fuzzed by schemathesis', () => {
-  let service: TestService;
   let stripe: FakeStripe;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let baseUrl: string;
+  let service: ChildProcess | undefined;
+  let output = '';
   let apiKey: string;
   let idToken: string;
 
+  const petsing = async (...args: string[]) => JSON.parse((await run(process.execPath, [PETSING_CLI, '--json', ...args], { env })).stdout);
+
   beforeAll(async () => {
     stripe = await startFakeStripe();
-    service = await startTestService({
-      temporal: true,
-      controlWorker: true,
-      renderWorker: true,
-      env: {
-        RATE_LIMIT_READS_PER_MINUTE: '100000',
-        RATE_LIMIT_WRITES_PER_MINUTE: '100000',
-        RATE_LIMIT_WEB_MEDIA_PER_MINUTE: '100000',
-        RENDER_OUTPUT_SIZE: '128',
-        STRIPE_SECRET_KEY: 'sk_test_petsing_fuzz',
-        STRIPE_WEBHOOK_SECRET: 'whsec_petsing_fuzz',
-        STRIPE_API_BASE: stripe.apiBase,
-      },
+    dataDir = await mkdtemp(join(tmpdir(), 'petsing-fuzz-'));
+    const port = await freePort();
+    baseUrl = `http://localhost:${port}`;
+    env = serviceProcessEnv({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_DEV_PORT: String(await freePort()),
+      TEMPORAL_DEV_UI_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      RATE_LIMIT_WEB_MEDIA_PER_MINUTE: '100000',
+      RENDER_OUTPUT_SIZE: '128',
+      STRIPE_SECRET_KEY: 'sk_test_petsing_fuzz',
+      STRIPE_WEBHOOK_SECRET: 'whsec_petsing_fuzz',
+      STRIPE_API_BASE: stripe.apiBase,
     });
-    await service.context.services.templates.seed(service.context.logger);
+    service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 120_000);
+    await petsing('users', 'create', '--email', 'fuzz@example.com');
     // A few credits: creates past them answer 402, so the render node is not buried in generated videos.
-    apiKey = (await createTestAccount(service.context, 'fuzz@example.com', 3)).readWrite;
-    idToken = (await signInWebUser(service, 'fuzz-web@example.com')).token;
+    await petsing('credits', 'grant', '--user', 'fuzz@example.com', '--amount', '3');
+    apiKey = (await petsing('api-keys', 'create', '--user', 'fuzz@example.com', '--scopes', 'videos:read,videos:write')).key;
+    idToken = (await petsing('dev-token', '--email', 'fuzz-web@example.com')).id_token;
   }, 180_000);
   afterAll(async () => {
-    await service?.stop();
+    await stopProcess(service);
     await stripe?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   const schemathesis = (args: string[]) =>
     new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn('st', ['run', `${service.baseUrl}/openapi.json`, '--checks', CHECKS, '--seed', SEED, '--max-examples', EXAMPLES_PER_OPERATION, '--no-color', ...args], {
+      const child = spawn('st', ['run', `${baseUrl}/openapi.json`, '--checks', CHECKS, '--seed', SEED, '--max-examples', EXAMPLES_PER_OPERATION, '--no-color', ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      let report = '';
+      child.stdout.on('data', (chunk: Buffer) => (report += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (report += chunk.toString()));
       child.on('error', reject);
-      child.on('close', (code) => resolve({ code, output }));
+      child.on('close', (code) => resolve({ code, output: report }));
     });
 
   it.each([
@@ -65,8 +87,9 @@ describe('the /openapi.json contract, fuzzed by schemathesis', () => {
     { name: 'the web-app endpoints with an ID token', args: () => ['--header', `Authorization: Bearer ${idToken}`, '--exclude-path-regex', '^/(v1/|mcp$|oauth/|\\.well-known/)'] },
     { name: 'OAuth, discovery and the service index without credentials', args: () => ['--include-path-regex', '^/(oauth/|\\.well-known/|$|health$|openapi\\.json$|versions$|templates)'] },
   ])('$name', async ({ args }) => {
-    const { code, output } = await schemathesis(args());
-    expect(code, output).toBe(0);
-    expect(output).not.toMatch(/No operations/i);
+    const { code, output: report } = await schemathesis(args());
+    expect(code, report).toBe(0);
+    expect(report).not.toMatch(/No operations/i);
+    expect(service?.exitCode, `the service stopped:\n${output}`).toBeNull();
   }, 600_000);
 });
