@@ -1,3 +1,5 @@
+import { FREE_CREDITS_PER_MONTH } from '../services/pricing.ts';
+
 /**
  * Expected failures, typed with their HTTP status and a stable machine-readable code. Services throw
  * these; the HTTP layer maps every one of them in a single place (http/error-handler.ts).
@@ -34,7 +36,7 @@ export const errorCatalog = {
   unsupported_audio_format: { status: 400, title: 'Unsupported audio format', hint: 'Upload MP3, WAV, MP4/M4A (AAC) or WebM audio that plays in a media player.' },
   audio_duration_out_of_range: { status: 400, title: 'Audio length out of range', hint: 'Trim or extend the audio to last between 2 and 30 seconds.' },
   unknown_audio_url: { status: 400, title: 'Unknown audio URL', hint: 'Pass the url answered by POST /tts or POST /social/extract-audio for your own account.' },
-  no_free_credits: { status: 400, title: 'No free credits left', hint: 'Free credits reset to 2 at the start of each calendar month (UTC); subscribe to create videos without credits or watermark.' },
+  no_free_credits: { status: 400, title: 'No free credits left', hint: `Free credits reset to ${FREE_CREDITS_PER_MONTH} at the start of each calendar month (UTC); subscribe to create videos without credits or watermark.` },
   delete_failed: { status: 500, title: 'Delete failed', hint: 'Retry later; if it persists, contact support with the X-Request-Id header value.' },
   payload_too_large: { status: 413, title: 'Payload too large', hint: 'Send a smaller body; the limits are listed in the documentation.' },
   insufficient_credits: { status: 402, title: 'Not enough credits', hint: 'Buy a credit pack, then retry; GET /v1/credits shows your balance.' },

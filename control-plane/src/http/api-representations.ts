@@ -4,7 +4,7 @@ import type { Image, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import type { ApiCredential } from '../services/api-key.service.ts';
-import { CREDITS_PER_VIDEO } from '../services/credit.service.ts';
+import { CREDITS_PER_VIDEO } from '../services/pricing.ts';
 import type { ApiVideoPhoto } from '../services/video.service.ts';
 import { templateMediaUrl } from './routes/service.routes.ts';
 

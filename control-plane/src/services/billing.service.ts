@@ -7,7 +7,7 @@ import type { CheckoutLineItem, CompletedCheckout, PaymentEvent, StripeGateway, 
 import type { PaymentRepository, PaymentUnit } from '../repositories/payment.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
-import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, PLAN_TYPES, pricesForCountry } from './pricing.ts';
+import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry } from './pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
 /** What a checkout call answers: where to pay, or (already paid) that the re-render restarted. */
@@ -101,7 +101,7 @@ export class BillingService {
       currency: CREDIT_PACK_CURRENCY,
       amount,
       productName: `petsing API credits: ${pack}`,
-      description: `${credits} credits for the petsing API (one credit renders one video; credits never expire).`,
+      description: `${credits} credits for the petsing API (a video costs ${CREDITS_PER_VIDEO} credit; credits never expire).`,
     };
     const session = await this.checkout(user, item, { purpose: 'credit_pack', pack });
     await this.payments.createPurchase({

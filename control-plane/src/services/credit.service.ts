@@ -4,8 +4,8 @@ import type { LedgerEntry } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { CreditRepository } from '../repositories/credit.repository.ts';
 
-/** One credit renders one video (the current contract). */
-export const CREDITS_PER_VIDEO = 1;
+/** Defined with the other money rules in pricing.ts; re-exported for the callers that import it from here. */
+export { CREDITS_PER_VIDEO } from './pricing.ts';
 const grantAmount = z.number().int().min(1).max(1_000_000);
 
 export class CreditService {

@@ -7,6 +7,15 @@ import type { CreditPackKey } from '../db/schema.ts';
  * zero-decimal JPY and KRW.
  */
 
+// The money rules of a video, defined here only: repositories, schemas, hints and emails import them.
+// (The users table's CHECK and default restate FREE_CREDITS_PER_MONTH; changing it needs a migration.)
+/** API credits a video costs (POST /v1/videos, MCP create_video); a failed render gives them back. */
+export const CREDITS_PER_VIDEO = 1;
+/** Free web credits a person has at the start of every calendar month (UTC); unused ones do not carry over. */
+export const FREE_CREDITS_PER_MONTH = 2;
+/** Free credits a web create consumes, unless the person is subscribed; a failed render gives it back. */
+export const FREE_CREDITS_PER_VIDEO = 1;
+
 export const PLAN_TYPES = ['weekly', 'annual'] as const;
 export type PlanType = (typeof PLAN_TYPES)[number];
 

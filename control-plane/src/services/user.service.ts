@@ -3,6 +3,7 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import { hasSqlState, sqlState } from '../db/errors.ts';
 import type { SubscriptionStatus, User } from '../db/schema.ts';
 import type { UserRepository } from '../repositories/user.repository.ts';
+import { FREE_CREDITS_PER_MONTH } from './pricing.ts';
 import { hashSecret, randomToken } from './secrets.ts';
 
 const uuid = z.uuid();
@@ -61,7 +62,6 @@ export class UserService {
   }
 }
 
-export const FREE_CREDITS_PER_MONTH = 2;
 
 /** Subscription states in which the plan's benefits apply (no credits spent, no watermark). */
 const SUBSCRIBED_STATES: readonly SubscriptionStatus[] = ['active', 'trialing'];

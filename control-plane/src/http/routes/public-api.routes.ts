@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions.ts';
+import { CREDITS_PER_VIDEO } from '../../services/pricing.ts';
 import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { apiRepresentations, imageRepresentation } from '../api-representations.ts';
@@ -122,7 +123,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     responses: { 200: jsonResponse('The videos.', ApiVideoList, rateLimitHeaders), ...errorResponses('invalid_request', ...common, 'forbidden') },
   });
   registry.registerPath({
-    method: 'post', path: '/v1/videos', operationId: 'createApiVideo', tags: ['public-api'], summary: 'Create a video (costs one credit)',
+    method: 'post', path: '/v1/videos', operationId: 'createApiVideo', tags: ['public-api'], summary: `Create a video (costs ${CREDITS_PER_VIDEO} credit)`,
     description:
       'Optional `aspect` picks the output shape: square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280); a small photo gives a '
       + 'smaller video of the same shape. Send an Idempotency-Key header to retry safely: the same key and body return the first answer '

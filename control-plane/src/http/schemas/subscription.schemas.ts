@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CREDIT_PACK_KEYS, PLAN_INTERVALS, PLAN_TYPES } from '../../services/pricing.ts';
+import { CREDIT_PACK_KEYS, CREDITS_PER_VIDEO, PLAN_INTERVALS, PLAN_TYPES } from '../../services/pricing.ts';
 import { WebSubscription } from './web-app.schemas.ts';
 
 /** Records of the payment endpoints (/subscription/*, /credits/*, /webhooks/stripe); field names are ours. */
@@ -58,7 +58,7 @@ export const PortalSession = z
 
 export const CreditPack = Money.extend({
   pack: z.enum(CREDIT_PACK_KEYS),
-  credits: z.number().int().min(1).meta({ description: 'Credits added to the API balance; one credit renders one video; credits never expire.' }),
+  credits: z.number().int().min(1).meta({ description: `Credits added to the API balance; a video costs ${CREDITS_PER_VIDEO} credit; credits never expire.` }),
 }).meta({ id: 'CreditPack' });
 
 export const CreditPackList = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PLAN_TYPES } from '../../services/pricing.ts';
+import { FREE_CREDITS_PER_MONTH, PLAN_TYPES } from '../../services/pricing.ts';
 import { VideoAspectField } from './video-aspect.schemas.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
@@ -52,8 +52,8 @@ export const WebAccount = z
     email: z.email(),
     subscribed: z.boolean().meta({ description: 'True while a plan is active: videos are free of credits and watermarks.' }),
     subscription: WebSubscription,
-    free_credits: z.number().int().min(0).max(2).meta({ description: 'Free web credits left this calendar month (UTC).' }),
-    free_credits_reset_at: z.iso.datetime().meta({ description: 'When free credits next reset to 2 (start of next month, UTC).' }),
+    free_credits: z.number().int().min(0).max(FREE_CREDITS_PER_MONTH).meta({ description: 'Free web credits left this calendar month (UTC).' }),
+    free_credits_reset_at: z.iso.datetime().meta({ description: `When free credits next reset to ${FREE_CREDITS_PER_MONTH} (start of next month, UTC).` }),
     api_credit_balance: z.number().int().min(0).meta({ description: 'Prepaid credits of the public API (/v1).' }),
     email_opt_out: z.boolean().meta({ description: 'True once the user unsubscribed from lifecycle email.' }),
     created_at: z.iso.datetime(),
