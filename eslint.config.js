@@ -17,4 +17,20 @@ export default tseslint.config(
     files: ['**/cli/**', '**/bin/**', '**/bench/**', 'test/**', '**/scripts/**'],
     rules: { 'no-console': 'off' },
   },
+  // Package boundaries: workflows (the contract and shared helpers) imports neither of the others; render nodes
+  // never import the control plane; the control plane imports render-node only to start the embedded render
+  // worker. Anything both sides need lives in @petsing/workflows. Tests may import any package.
+  {
+    files: ['workflows/src/**', 'workflows/scripts/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*'], message: 'workflows is the shared bottom layer: it imports neither the control plane nor render-node.' }] }] },
+  },
+  {
+    files: ['render-node/src/**', 'render-node/scripts/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*'], message: 'render nodes never load control-plane code; shared helpers live in @petsing/workflows.' }] }] },
+  },
+  {
+    files: ['control-plane/src/**'],
+    ignores: ['control-plane/src/runtime/start-service.ts', 'control-plane/src/cli/main.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/render-node', '@petsing/render-node/*'], message: 'the control plane imports render-node only to start the embedded render worker (runtime/start-service.ts, cli/main.ts); shared helpers live in @petsing/workflows.' }] }] },
+  },
 );

@@ -1,6 +1,6 @@
+import { runProcess } from '@petsing/workflows/tools';
 import { RenderError } from './errors.ts';
 import { MEL_RECIPE } from './mel-features.ts';
-import { runProcess } from './process-runner.ts';
 
 export interface DecodedAudio {
   /** Mono float samples at 16 kHz, the rate the mel recipe expects. */

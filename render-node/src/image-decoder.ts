@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
+import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/workflows/media';
+import { runProcess, withScratchDirectory } from '@petsing/workflows/tools';
 import { RenderError } from './errors.ts';
-import { runProcess } from './process-runner.ts';
-import { withScratchDirectory } from './scratch-directory.ts';
 
 /** Packed 8-bit RGB, row-major. */
 export interface RgbImage {
@@ -24,9 +24,6 @@ export interface DecodedImage extends RgbImage {
   decoder: 'sharp' | 'heif-convert';
 }
 
-/** 50 megapixels: above any phone camera's default output, well below what would exhaust a render node. */
-export const MAX_INPUT_PIXELS = 50_000_000;
-export const MAX_INPUT_SIDE = 16_384;
 /** Working resolution: enough to crop a small pet out of a large photo and still fill a 720 px frame. */
 const WORKING_MAX_SIDE = 3072;
 /** Transparent cut-outs are flattened onto this neutral grey so the detector sees a plain background. */

@@ -1,11 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MouthTrack } from '@petsing/workflows';
+import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
+import { withScratchDirectory } from '@petsing/workflows/tools';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';
-import { renderSamplePet, SAMPLE_PET_FACE } from './sample-pet.ts';
-import { withScratchDirectory } from './scratch-directory.ts';
+import { renderSamplePet } from './sample-pet.ts';
 
 /**
  * A template's preview clip (preview_video_url) and still (preview_image_url): the template's song

@@ -7,7 +7,8 @@ import { RenderError } from '../src/errors.ts';
 import { decodeImage, type RgbImage } from '../src/image-decoder.ts';
 import { detectPetFace } from '../src/face-detector.ts';
 import { DetectionFailure, type PetFace } from '../src/pet-face.ts';
-import { renderSamplePet, SAMPLE_PET_FACE } from '../src/sample-pet.ts';
+import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
+import { renderSamplePet } from '../src/sample-pet.ts';
 import { tempDir } from './helpers.ts';
 
 let dir: string;

@@ -7,7 +7,8 @@ import { loadLipSyncModel } from '../src/lipsync-model.ts';
 import { ensureGeneratedModel } from '../src/model-generator.ts';
 import { FaceRig } from '../src/face-rig.ts';
 import { prepareJob, renderVideo, type RenderResult } from '../src/render-pipeline.ts';
-import { renderSamplePet, SAMPLE_PET_FACE } from '../src/sample-pet.ts';
+import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
+import { renderSamplePet } from '../src/sample-pet.ts';
 import { decodeRegion, decodeSamples, meanAbsDiff, pearson, probe, run, tempDir, testLogger, writeSilence, type Box } from './helpers.ts';
 
 const FPS = 25;

@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { withScratchDirectory } from '@petsing/render-node';
+import { withScratchDirectory } from '@petsing/workflows/tools';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
 

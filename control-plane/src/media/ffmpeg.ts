@@ -1,4 +1,4 @@
-import { runProcess, type ProcessResult } from '@petsing/render-node';
+import { runProcess, type ProcessResult } from '@petsing/workflows/tools';
 
 export class MediaToolError extends Error {
   constructor(message: string, readonly stderr: string) {

@@ -1,4 +1,4 @@
-import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/render-node';
+import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/workflows/media';
 import sharp from 'sharp';
 import { AppError } from '../errors/app-error.ts';
 

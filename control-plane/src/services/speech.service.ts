@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { withScratchDirectory } from '@petsing/render-node';
+import { withScratchDirectory } from '@petsing/workflows/tools';
 import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/workflows/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';

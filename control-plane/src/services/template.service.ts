@@ -1,10 +1,11 @@
+import sharp from 'sharp';
+import { samplePetSvg } from '@petsing/workflows/media';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import type { Template } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import { templateCatalog } from '../templates/template-catalog.ts';
 import { buildTemplateAssets } from '../templates/template-assets.ts';
-import { renderSamplePet } from '@petsing/render-node';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
 
@@ -29,9 +30,8 @@ export const templateObjectKeys = (id: number) => {
   };
 };
 
-/** The project's own pet picture that sings every template's preview clip. */
+/** The project's own pet picture (the shared drawing, at its natural size) that sings every template's preview clip. */
 export const SAMPLE_PET_KEY = 'templates/sample-pet.png';
-const SAMPLE_PET_SIZE = 512;
 
 export class TemplateService {
   constructor(
@@ -74,7 +74,7 @@ export class TemplateService {
    */
   async seed(logger: Logger): Promise<{ created: number; kept: number }> {
     if (!(await this.objects.exists(SAMPLE_PET_KEY))) {
-      await this.objects.put(SAMPLE_PET_KEY, await renderSamplePet(SAMPLE_PET_SIZE), { contentType: 'image/png' });
+      await this.objects.put(SAMPLE_PET_KEY, await sharp(Buffer.from(samplePetSvg())).png().toBuffer(), { contentType: 'image/png' });
     }
     let created = 0;
     for (const definition of templateCatalog) {

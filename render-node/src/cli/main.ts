@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import sharp from 'sharp';
 import { DEFAULT_VIDEO_ASPECT, VideoAspect } from '@petsing/workflows';
+import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { parseRenderNodeEnv } from '../config.ts';
 import { isRenderError } from '../errors.ts';
 import { encoderArgs } from '../ffmpeg-encoder.ts';
@@ -16,7 +17,7 @@ import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { detectInPhoto, DetectionFailure, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
 import { defaultRigThreads } from '../rig-pool.ts';
-import { renderSamplePet, SAMPLE_PET_FACE } from '../sample-pet.ts';
+import { renderSamplePet } from '../sample-pet.ts';
 import { writeSyntheticSong } from './synthetic-audio.ts';
 
 const run = promisify(execFile);

@@ -6,13 +6,13 @@ import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FAILURE_TYPES, MouthTrack, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
+import { withScratchDirectory } from '@petsing/workflows/tools';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
 import { classicalFaceDetector } from '../face-detector.ts';
 import { detectInPhoto, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
-import { withScratchDirectory } from '../scratch-directory.ts';
 
 /** How often a render heartbeats even when no frame finished (decoding, uploading). */
 const HEARTBEAT_INTERVAL_MS = 5_000;

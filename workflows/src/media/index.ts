@@ -1,0 +1,3 @@
+// Media rules and assets both the control plane and render nodes use. Dependency-free: no image library.
+export * from './image-limits.ts';
+export * from './sample-pet.ts';
