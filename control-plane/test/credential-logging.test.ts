@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logging/logger.ts';
 import { captureLines } from '../../test/support/log-capture.ts';
@@ -28,5 +30,24 @@ describe('logs', () => {
     for (const secret of [key, 'psk_live_wrong-key-value', 'cookie-secret-value', 'unsubscribe-secret-value', 'code-secret-value', 'state-secret-value', 'signature-secret-value']) {
       expect(log).not.toContain(secret);
     }
+  });
+
+  it('never contain the id of a hosted-audio link, the link\'s only access control', async () => {
+    const user = await service.context.services.users.create({ email: 'hosted-audio@example.com' });
+    const mp3 = join(service.env.DATA_DIR!, 'speech.mp3');
+    await writeFile(mp3, Buffer.from('ID3 not really an mp3'));
+    const hosted = await service.context.services.hostedAudio.store(user.id, 'tts', mp3, 2);
+    const path = new URL(hosted.url).pathname;
+    const served = await fetch(`${service.baseUrl}${path}`);
+    expect(served.status).toBe(200);
+    // The router matches paths case-insensitively; a query string changes nothing.
+    expect((await fetch(`${service.baseUrl}/MEDIA/Audio/${hosted.id}.mp3?download=1`)).status).toBe(200);
+    // One that does not exist is as secret to whoever may yet be handed it.
+    const unknown = '0b6c2c5e-1111-4222-8333-944445555666';
+    expect((await fetch(`${service.baseUrl}/media/audio/${unknown}.mp3`)).status).toBe(404);
+
+    const log = lines.join('');
+    expect(log).toContain('/media/audio/redacted');
+    for (const secret of [hosted.id, unknown]) expect(log.toLowerCase()).not.toContain(secret);
   });
 });

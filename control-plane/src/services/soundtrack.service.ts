@@ -61,7 +61,8 @@ export class SoundtrackService {
       await writeFile(source, media.body);
       const durationSeconds = await this.encode(source, mp3, signal);
       const stored = await this.hostedAudio.store(userId, 'social', mp3, durationSeconds);
-      this.logger.info({ userId, sourceUrl, hostedAudioId: stored.id, durationSeconds, mediaBytes: media.body.length }, 'soundtrack extracted');
+      // Not the hosted-audio id: it is the link's only access control, and logs are no place for credentials.
+      this.logger.info({ userId, sourceUrl, durationSeconds, mediaBytes: media.body.length }, 'soundtrack extracted');
       return { audioUrl: stored.url, durationSeconds, sourceUrl, title: video.title ?? null };
     });
   }
