@@ -3,7 +3,7 @@ import { installTemporalLogging } from '@petsing/workflows/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { messageFirstLogger, type Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
-import { startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
+import { assertDevServerPortsFree, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
 import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
@@ -19,6 +19,9 @@ export type ServiceParts = { api: boolean; controlWorker: boolean; renderWorker:
  * server unless TEMPORAL_ADDRESS is set); `petsing api` and `petsing worker control` run one each.
  */
 export async function startService(config: ControlPlaneConfig, logger: Logger, parts: ServiceParts): Promise<StartedService> {
+  const embeddedTemporal = config.embedded.temporal && parts.api && parts.controlWorker;
+  // Before anything starts: a taken dev-server port must stop the start, not attach the workers to another server.
+  if (embeddedTemporal) await assertDevServerPortsFree(config);
   const lifecycle = new Lifecycle(logger);
   installTemporalLogging(logger.child({ part: 'temporal' }));
   try {
@@ -39,7 +42,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     if (parts.api) await context.services.templates.seed(logger);
 
     let temporalUiUrl: string | undefined;
-    if (config.embedded.temporal && parts.api && parts.controlWorker) {
+    if (embeddedTemporal) {
       const temporal = await startEmbeddedTemporal(config, logger);
       lifecycle.add('temporal dev server', temporal.stop);
       temporalUiUrl = temporal.uiUrl;
