@@ -77,6 +77,17 @@ describe('crash recovery of paid videos', () => {
     }
   };
 
+  /** An API video paid with a credit, created in this process (its render starts at once). */
+  const createApiVideo = async (userId: string) =>
+    service.context.services.videos.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      templateId: 1,
+      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
+    });
+
   /** `petsing api` on the test service's database, object store and DATA_DIR, with a temp folder of its own. */
   const startApi = async (env: Record<string, string>) => {
     const port = await freePort();
@@ -203,14 +214,7 @@ describe('crash recovery of paid videos', () => {
 
   it('fails and refunds, once, a paid video whose render workflow was terminated', async () => {
     const owner = await createTestAccount(service.context, 'terminated@example.com', 2);
-    const created = await service.context.services.videos.create({
-      userId: owner.id,
-      origin: 'api',
-      charge: { kind: 'api_credit' },
-      watermark: false,
-      templateId: 1,
-      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
-    });
+    const created = await createApiVideo(owner.id);
     const videoId = created!.video.id;
     await temporal.client.workflow.getHandle(renderWorkflowId(videoId)).terminate('an operator stopped it');
 
@@ -230,14 +234,7 @@ describe('crash recovery of paid videos', () => {
   it('sweeps objects of videos that have no row, once they are old enough, and nothing else', async () => {
     const objects = service.context.objectStore;
     const owner = await createTestAccount(service.context, 'sweep@example.com', 1);
-    const kept = await service.context.services.videos.create({
-      userId: owner.id,
-      origin: 'api',
-      charge: { kind: 'api_credit' },
-      watermark: false,
-      templateId: 1,
-      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
-    });
+    const kept = await createApiVideo(owner.id);
     const orphan = randomUUID();
     await objects.put(`${videoObjectPrefix(orphan)}image.png`, Buffer.from('left by a create that died'), { contentType: 'image/png' });
     await objects.put(`${videoObjectPrefix(orphan)}audio.mp3`, Buffer.from('left by a create that died'), { contentType: 'audio/mpeg' });
