@@ -55,6 +55,10 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       const imageSweep = context.services.images.startSweep();
       lifecycle.add('expired photo sweep', imageSweep.stop);
     }
+    if (parts.api || parts.controlWorker) {
+      const sweep = context.services.sweeper.start({ uploads: parts.api, objects: parts.controlWorker });
+      lifecycle.add('orphan sweep', sweep.stop);
+    }
     if (parts.api) {
       // Preview clips render in the background on whichever render node is free.
       context.services.templates
