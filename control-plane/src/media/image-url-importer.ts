@@ -1,9 +1,5 @@
-import { videoObjectPrefix } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
-import type { Video } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { VideoRepository } from '../repositories/video.repository.ts';
-import { PermanentRenderFailure } from '../services/video-render.service.ts';
 import { IMAGE_URL_MAX_BYTES, UrlRefusedError, type UserUrlFetcher } from './safe-fetch.ts';
 
 const extensionOf: Record<string, string> = {
@@ -16,13 +12,13 @@ const extensionOf: Record<string, string> = {
 
 /**
  * The public API's image_url: vetted when the video is created (a refused host answers 400 before any
- * credit is spent), fetched by the render workflow (a failed download fails the video and refunds).
+ * credit is spent), fetched into the object store when the render workflow needs it (VideoRenderService
+ * records the key; a refused download fails the video and refunds). Bytes only: no video, no database.
  */
 export class ImageUrlImporter {
   constructor(
     private readonly fetcher: UserUrlFetcher,
     private readonly objects: ObjectStore,
-    private readonly videos: VideoRepository,
     private readonly allowHttp: boolean,
   ) {}
 
@@ -37,19 +33,15 @@ export class ImageUrlImporter {
     }
   }
 
-  /** Downloads the photo into the video's objects and records its key. */
-  async import(video: Video): Promise<string> {
-    if (!video.source_image_url) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
-    try {
-      const photo = await this.fetch(video.source_image_url);
-      const key = `${videoObjectPrefix(video.id)}image.${photo.extension}`;
-      await this.objects.put(key, photo.body, { contentType: photo.contentType });
-      await this.videos.setImageKey(video.id, key);
-      return key;
-    } catch (error) {
-      if (error instanceof UrlRefusedError) throw new PermanentRenderFailure(error.code, `The photo could not be fetched: ${error.message}`);
-      throw error;
-    }
+  /**
+   * Downloads the photo at `url` and stores it as `keyStem` plus its format's extension; returns the key.
+   * A refused or failed download throws the fetcher's UrlRefusedError.
+   */
+  async store(url: string, keyStem: string): Promise<string> {
+    const photo = await this.fetch(url);
+    const key = `${keyStem}.${photo.extension}`;
+    await this.objects.put(key, photo.body, { contentType: photo.contentType });
+    return key;
   }
 
   /** POST /v1/images: the photo downloaded now, while the caller waits; a failed download answers 400. */

@@ -8,6 +8,8 @@ import { CreditRepository } from '../repositories/credit.repository.ts';
 import { TemplateRepository } from '../repositories/template.repository.ts';
 import { VideoRepository } from '../repositories/video.repository.ts';
 import { AudioPreparer } from '../media/audio-preparer.ts';
+import { normalizeAudioUpload } from '../media/audio-upload.ts';
+import { assertDecodableImage } from '../media/image-upload.ts';
 import { RenderScheduler } from '../temporal/render-scheduler.ts';
 import { VideoRenderService } from '../services/video-render.service.ts';
 import { VideoService } from '../services/video.service.ts';
@@ -115,7 +117,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const credentials = new CredentialService(apiKeys, oauth);
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);
-  const imageUrls = new ImageUrlImporter(urlFetcher, objectStore, videoRepository, config.env.ALLOW_HTTP_IMAGE_URLS);
+  const imageUrls = new ImageUrlImporter(urlFetcher, objectStore, config.env.ALLOW_HTTP_IMAGE_URLS);
   const images = new ImageService(
     new ImageRepository(db),
     objectStore,
@@ -128,7 +130,10 @@ export function createServices({ config, database, objectStore, temporalClient, 
     intervalSeconds: config.env.SWEEP_INTERVAL_SECONDS,
     minAgeSeconds: config.env.SWEEP_MIN_AGE_SECONDS,
   }, logger);
-  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images);
+  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images, hostedAudio, {
+    assertDecodableImage,
+    normalizeAudio: normalizeAudioUpload,
+  });
   const rateLimiter = new RateLimiter(
     database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
@@ -142,7 +147,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
     logger,
   );
-  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, (video) => imageUrls.import(video), logger, (video) => email.videoReady(video));
+  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, imageUrls, logger, (video) => email.videoReady(video));
   return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

@@ -4,6 +4,7 @@ import { SAMPLE_PET_KEY, templateObjectKeys } from './template.service.ts';
 import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
+import { UrlRefusedError } from '../media/safe-fetch.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 
@@ -23,8 +24,11 @@ export class VideoGone extends Error {
   }
 }
 
-/** Fetches a photo from a user-supplied URL into the object store (the safe fetcher of the public API). */
-export type ImageImporter = (video: Video) => Promise<string>;
+/**
+ * Fetches a photo from a user-supplied URL into the object store under `keyStem` plus its extension and
+ * returns the key (the safe fetcher of the public API; a refused URL throws UrlRefusedError).
+ */
+export type ImageUrlStore = { store(url: string, keyStem: string): Promise<string> };
 
 /** Told when a video finished rendering (re-renders included); lifecycle email hooks in here. */
 export type VideoCompletedListener = (video: Video) => Promise<unknown>;
@@ -39,7 +43,7 @@ export class VideoRenderService {
     private readonly templates: TemplateRepository,
     private readonly objects: ObjectStore,
     private readonly audio: AudioPreparer,
-    private readonly importImage: ImageImporter | undefined,
+    private readonly imageUrls: ImageUrlStore,
     private readonly logger: Logger,
     private readonly onCompleted: VideoCompletedListener = async () => {},
   ) {}
@@ -117,11 +121,7 @@ export class VideoRenderService {
   }
 
   private async plan(video: Video, watermark: boolean): Promise<RenderPlan> {
-    let imageKey = video.image_key;
-    if (!imageKey) {
-      if (!this.importImage) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
-      imageKey = await this.importImage(video);
-    }
+    const imageKey = video.image_key ?? await this.importImage(video);
     // Every render of the video (re-renders too) uses the person's corrections of the face and its shape.
     const face = video.face_hints ? { face: video.face_hints } : {};
     const { aspect } = video;
@@ -140,6 +140,19 @@ export class VideoRenderService {
       aspect,
       ...mouthTrackOf(template),
     };
+  }
+
+  /** Downloads an API video's photo from its image_url into the video's objects and records its key. */
+  private async importImage(video: Video): Promise<string> {
+    if (!video.source_image_url) throw new PermanentRenderFailure('image_unavailable', 'The video has no photo.');
+    try {
+      const key = await this.imageUrls.store(video.source_image_url, `${videoObjectPrefix(video.id)}image`);
+      await this.videos.setImageKey(video.id, key);
+      return key;
+    } catch (error) {
+      if (error instanceof UrlRefusedError) throw new PermanentRenderFailure(error.code, `The photo could not be fetched: ${error.message}`);
+      throw error;
+    }
   }
 }
 

@@ -3,13 +3,16 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type VideoAspect } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
+import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Charge, VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import { MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
+import type { HostedAudioService } from './hosted-audio.service.ts';
 import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
@@ -45,7 +48,37 @@ export type CreatedVideo = { video: Video; creditsRemaining: number };
 export type LocalUpload = { path: string; contentType: string; extension: string };
 
 /** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
-export type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string } };
+type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string } };
+
+/** A file of a web create's form, received on local disk, with the form field it came in (named in refusals). */
+export type ReceivedFile = LocalUpload & { field: string };
+
+/**
+ * What a web create's form holds besides its sound, as the route read it: the photo (an `image` file or the
+ * `image_id` of a photo checked by POST /images; the service refuses both or neither) and the face and aspect
+ * fields, parsed, or the refusal their parsing earned, which the service raises in its turn (after the template
+ * is found), so a request with several faults is refused for the same one as always.
+ */
+export type WebVideoRequest = { image?: ReceivedFile; imageId?: string; options: VideoOptions | AppError };
+
+/** POST /create-with-template: the `template_id` field exactly as sent (not blank). */
+export type WebTemplateVideoRequest = WebVideoRequest & { templateId: string };
+
+/** POST /create-with-audio: an uploaded `audio` file or the `audio_url` of the caller's hosted audio. */
+export type WebAudioVideoRequest = WebVideoRequest & { sound: { file: ReceivedFile } | { url: string } };
+
+/**
+ * The media checks of a web create's uploads (sharp and ffmpeg adapters of media/), run after the cheap
+ * refusals and before anything is stored or paid.
+ */
+export type UploadChecks = {
+  /** Decodes a photo completely; refuses a truncated, corrupt or oversized one (unsupported_image_format). */
+  assertDecodableImage(path: string): Promise<void>;
+  /** Measures audio by decoding it and makes it MP3; refuses undecodable audio or audio outside 2 to 30 seconds. */
+  normalizeAudio(file: ReceivedFile): Promise<LocalUpload>;
+};
+
+const uuid = z.uuid();
 
 export class VideoService {
   constructor(
@@ -57,6 +90,8 @@ export class VideoService {
     private readonly templates: TemplateService,
     private readonly imageUrls: ImageUrlImporter,
     private readonly images: ImageService,
+    private readonly hostedAudio: HostedAudioService,
+    private readonly uploads: UploadChecks,
   ) {}
 
   /**
@@ -90,40 +125,30 @@ export class VideoService {
   }
 
   /**
-   * POST /create-with-template and /create-with-audio: subscribers pay with their plan and get no
-   * watermark; everyone else spends one of this month's free credits and gets a watermark. The photo's
-   * face is checked before paying unless the person pointed at the mouth.
+   * POST /create-with-template. Refusals that need no decoding come first (the template, the face and aspect
+   * fields, the payment), so nothing is decoded or stored for a request that fails anyway; then the photo is
+   * decoded, then the video is created.
    */
-  async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions = {}, now = new Date()): Promise<CreatedVideo> {
-    const { face, aspect } = options;
-    const subscribed = isSubscribed(user);
-    const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
-    const created = await this.create({
-      userId: user.id,
-      origin: 'web',
-      charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
-      watermark: !subscribed,
-      ...('templateId' in sound ? { templateId: sound.templateId } : {}),
-      image: await this.webPhoto(user.id, photo, face),
-      ...(audio ? { audio } : {}),
-      ...(face ? { face } : {}),
-      ...(aspect ? { aspect } : {}),
-    });
-    if (!created) throw noFreeCredits(now);
-    return created;
-  }
-
-  /** The id of a web create's template; 400 unknown_template when there is none. */
-  async webTemplateId(id: string): Promise<number> {
-    return (await this.findTemplate(id, 'Use an id from GET /templates, exactly as given.')).id;
+  async createWebVideoWithTemplate(user: User, request: WebTemplateVideoRequest, now = new Date()): Promise<CreatedVideo> {
+    const { id: templateId } = await this.findTemplate(request.templateId, 'Use an id from GET /templates, exactly as given.');
+    const options = optionsOf(request);
+    this.assertCanPayForWebVideo(user, now);
+    const photo = await this.webPhotoOf(request);
+    return this.createWebVideo(user, { templateId }, photo, options, now);
   }
 
   /**
-   * Refuses a web create the caller cannot pay for (no subscription, no free credit left this month)
-   * before its uploads are decoded and stored. The insert still decides a race for the last credit.
+   * POST /create-with-audio: refused as cheaply as a template create, then the photo is decoded, then the sound
+   * is checked (an upload measured and made MP3, or the caller's hosted audio found), then the video is created.
    */
-  assertCanPayForWebVideo(user: User, now = new Date()): void {
-    if (!isSubscribed(user) && freeCreditsNow(user, now) === 0) throw noFreeCredits(now);
+  async createWebVideoWithAudio(user: User, request: WebAudioVideoRequest, now = new Date()): Promise<CreatedVideo> {
+    const options = optionsOf(request);
+    this.assertCanPayForWebVideo(user, now);
+    const photo = await this.webPhotoOf(request);
+    const sound: WebVideoSound = 'file' in request.sound
+      ? { audio: await this.uploads.normalizeAudio(request.sound.file) }
+      : await this.hostedSound(user, request.sound.url);
+    return this.createWebVideo(user, sound, photo, options, now);
   }
 
   /** Expiring download links of a finished video's MP4 and thumbnail; null until it has them. */
@@ -219,6 +244,61 @@ export class VideoService {
     }
   }
 
+  /**
+   * Subscribers pay with their plan and get no watermark; everyone else spends one of this month's free
+   * credits and gets a watermark. The photo's face is checked before paying unless the person pointed at the mouth.
+   */
+  private async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions, now: Date): Promise<CreatedVideo> {
+    const { face, aspect } = options;
+    const subscribed = isSubscribed(user);
+    const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
+    const created = await this.create({
+      userId: user.id,
+      origin: 'web',
+      charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
+      watermark: !subscribed,
+      ...('templateId' in sound ? { templateId: sound.templateId } : {}),
+      image: await this.webPhoto(user.id, photo, face),
+      ...(audio ? { audio } : {}),
+      ...(face ? { face } : {}),
+      ...(aspect ? { aspect } : {}),
+    });
+    if (!created) throw noFreeCredits(now);
+    return created;
+  }
+
+  /**
+   * Refuses a web create the caller cannot pay for (no subscription, no free credit left this month)
+   * before its uploads are decoded and stored. The insert still decides a race for the last credit.
+   */
+  private assertCanPayForWebVideo(user: User, now: Date): void {
+    if (!isSubscribed(user) && freeCreditsNow(user, now) === 0) throw noFreeCredits(now);
+  }
+
+  /** The photo of a web create: an `image` file, decoded completely before it costs anything, or an `image_id`; exactly one. */
+  private async webPhotoOf(request: WebVideoRequest): Promise<WebVideoPhoto> {
+    const id = request.imageId;
+    if (!id) {
+      if (!request.image) throw new AppError('invalid_request', 'The form needs an "image" file.');
+      await this.uploads.assertDecodableImage(request.image.path);
+      return { upload: request.image };
+    }
+    if (request.image) throw new AppError('invalid_request', 'Send either an "image" file or an "image_id" field, not both.');
+    if (!uuid.safeParse(id).success) throw new AppError('invalid_request', 'The "image_id" field must be the id answered by POST /images (a uuid).');
+    return { imageId: id };
+  }
+
+  /** The audio_url of a web create: hosted speech or a soundtrack of the caller's own, long enough to sing. */
+  private async hostedSound(user: User, url: string): Promise<WebVideoSound> {
+    const hosted = await this.hostedAudio.findOwnedByUrl(user.id, url);
+    if (!hosted) throw new AppError('unknown_audio_url', `"${url}" is not a hosted audio URL of this account.`);
+    // Hosted audio was measured when it was stored; longer audio is cut at 30 s like every render.
+    if (hosted.duration_ms < MIN_AUDIO_SECONDS * 1000) {
+      throw new AppError('audio_duration_out_of_range', `The audio at audio_url lasts ${(hosted.duration_ms / 1000).toFixed(1)} seconds; at least ${MIN_AUDIO_SECONDS} are needed.`);
+    }
+    return { audio: { key: hosted.object_key } };
+  }
+
   /** A photo the service holds, refused before any charge when it has no face and the person gave no mouth. */
   private async heldPhoto(userId: string, imageId: string, face: FaceHints | undefined): Promise<{ key: string }> {
     const image = await this.images.usable(userId, imageId);
@@ -280,6 +360,12 @@ const extensionOf = (key: string) => {
   const dot = key.lastIndexOf('.');
   return dot > key.lastIndexOf('/') ? key.slice(dot) : '';
 };
+
+/** The face and aspect fields of a web create, or the refusal the route found in them. */
+function optionsOf(request: WebVideoRequest): VideoOptions {
+  if (request.options instanceof AppError) throw request.options;
+  return request.options;
+}
 
 const noFreeCredits = (now: Date) =>
   new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);

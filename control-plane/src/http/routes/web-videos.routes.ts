@@ -1,19 +1,15 @@
 import { Router } from 'express';
 import { FaceHints, VideoAspect } from '@petsing/workflows';
-import { z } from 'zod';
-import type { User } from '../../db/schema.ts';
 import { AppError } from '../../errors/app-error.ts';
-import { MIN_AUDIO_SECONDS } from '../../media/audio-preparer.ts';
-import { normalizeAudioUpload } from '../../media/audio-upload.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import type { CreatedVideo, VideoOptions, WebVideoPhoto, WebVideoSound } from '../../services/video.service.ts';
+import type { CreatedVideo, VideoOptions, WebVideoRequest } from '../../services/video.service.ts';
 import { imageRepresentation } from '../api-representations.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { readMultipart, type MultipartForm, type UploadRule } from '../multipart.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
-import { IMAGE_UPLOAD, requiredImage, withUploadedPhoto } from '../photo-upload.ts';
+import { IMAGE_UPLOAD, withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
@@ -26,7 +22,6 @@ const MB = 1024 * 1024;
 
 /** Form fields every create takes besides its sound: the photo by id instead of a file, the face hints as JSON and the output shape. */
 const PHOTO_FIELDS = ['image_id', 'face', 'aspect'] as const;
-const imageId = z.uuid();
 
 const AUDIO_UPLOAD: UploadRule = {
   sniff: 'media',
@@ -39,7 +34,7 @@ const AUDIO_UPLOAD: UploadRule = {
 export function webVideosRoutes(context: AppContext): Router {
   const router = Router();
   const signedIn = requireWebUser(context.services.identity);
-  const { videos, images, hostedAudio, rateLimiter } = context.services;
+  const { videos, images, rateLimiter } = context.services;
   const limited = rateLimit(rateLimiter, 'media');
   const represent = webRepresentations(context);
 
@@ -51,28 +46,13 @@ export function webVideosRoutes(context: AppContext): Router {
     video: await represent.video(video),
   });
 
-  /** The audio_url form field: hosted speech or a soundtrack of the caller's own. */
-  const hostedSound = async (user: User, url: string): Promise<WebVideoSound> => {
-    const hosted = await hostedAudio.findOwnedByUrl(user.id, url);
-    if (!hosted) throw new AppError('unknown_audio_url', `"${url}" is not a hosted audio URL of this account.`);
-    // Hosted audio was measured when it was stored; longer audio is cut at 30 s like every render.
-    if (hosted.duration_ms < MIN_AUDIO_SECONDS * 1000) {
-      throw new AppError('audio_duration_out_of_range', `The audio at audio_url lasts ${(hosted.duration_ms / 1000).toFixed(1)} seconds; at least ${MIN_AUDIO_SECONDS} are needed.`);
-    }
-    return { audio: { key: hosted.object_key } };
-  };
-
   router.post('/create-with-template', signedIn, limited, async (req, res) => {
     const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id', ...PHOTO_FIELDS] });
     try {
-      const user = webUserOf(res);
-      // Refusals that need no decoding come first: nothing is decoded or stored for a request that fails anyway.
-      const templateId = await videos.webTemplateId(requiredField(form, 'template_id', 'an id from GET /templates'));
-      const options = videoOptions(form);
-      videos.assertCanPayForWebVideo(user);
-      const photo = await photoOf(form);
+      const templateId = requiredField(form, 'template_id', 'an id from GET /templates');
+      const created = await videos.createWebVideoWithTemplate(webUserOf(res), { ...photoRequest(form), templateId });
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, { templateId }, photo, options)));
+      res.json(await queued(created));
     } finally {
       await form.cleanup();
     }
@@ -81,17 +61,14 @@ export function webVideosRoutes(context: AppContext): Router {
   router.post('/create-with-audio', signedIn, limited, async (req, res) => {
     const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', ...PHOTO_FIELDS] });
     try {
-      const user = webUserOf(res);
       const audio = form.files.audio;
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
-      const options = videoOptions(form);
-      videos.assertCanPayForWebVideo(user);
-      const photo = await photoOf(form);
-      const sound: WebVideoSound = audio ? { audio: await normalizeAudioUpload(audio) } : await hostedSound(user, audioUrl ?? '');
+      const sound = audio ? { file: audio } : { url: audioUrl ?? '' };
+      const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound });
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(await videos.createWebVideo(user, sound, photo, options)));
+      res.json(await queued(created));
     } finally {
       await form.cleanup();
     }
@@ -113,13 +90,20 @@ export function webVideosRoutes(context: AppContext): Router {
   return router;
 }
 
-/** The photo: an `image` file or the `image_id` of a photo checked by POST /images, exactly one. */
-async function photoOf(form: MultipartForm): Promise<WebVideoPhoto> {
+/**
+ * The photo and option fields of a create form, for the service: the `image` file and the `image_id` as sent
+ * (the service refuses both or neither), and the `face` and `aspect` fields parsed, or the refusal they earned.
+ */
+function photoRequest(form: MultipartForm): WebVideoRequest {
   const id = form.fields.image_id?.trim();
-  if (!id) return { upload: await requiredImage(form) };
-  if (form.files.image) throw new AppError('invalid_request', 'Send either an "image" file or an "image_id" field, not both.');
-  if (!imageId.safeParse(id).success) throw new AppError('invalid_request', 'The "image_id" field must be the id answered by POST /images (a uuid).');
-  return { imageId: id };
+  let options: VideoOptions | AppError;
+  try {
+    options = videoOptions(form);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    options = error;
+  }
+  return { ...(form.files.image ? { image: form.files.image } : {}), ...(id ? { imageId: id } : {}), options };
 }
 
 /** The optional `face` and `aspect` fields, refused before anything is decoded, stored or spent. */
