@@ -51,6 +51,8 @@ export const controlPlaneEnvSchema = z.object({
     .default('*')
     .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
     .pipe(z.union([z.tuple([z.literal('*')]), z.array(z.url({ protocol: /^https?$/ }).transform((url) => new URL(url).origin))])),
+  /** The web app's built files (index.html and assets/); unset is dashboard/dist of the repository. Missing: the API serves no app. */
+  DASHBOARD_DIR: optionalString,
   /** Development only: accept http:// image URLs (https is required otherwise). */
   ALLOW_HTTP_IMAGE_URLS: booleanFlag(false),
   /** Development only: every user URL may use http://, any port, and loopback or private hosts (metadata endpoints stay refused). */

@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
+import { devIdentityRoutes, devSignInEnabled, registerDevIdentityPaths } from './routes/dev-identity.routes.ts';
 import { buildOpenApiDocument, documentedMethods } from './openapi.ts';
 import { requestLogging } from './request-logging.ts';
 import { emailRoutes } from './routes/email.routes.ts';
@@ -18,6 +19,7 @@ import { speechRoutes } from './routes/speech.routes.ts';
 import { socialRoutes } from './routes/social.routes.ts';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.routes.ts';
 import { subscriptionRoutes } from './routes/subscription.routes.ts';
+import { siteRoutes } from './site.ts';
 import { JSON_BODY_LIMIT_KB } from './validation.ts';
 
 export function createApp(context: AppContext): Express {
@@ -39,7 +41,12 @@ export function createApp(context: AppContext): Express {
   app.use('/mcp', mcpRoutes(context));
   app.use(express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }));
 
-  app.use(serviceRoutes(context, openApiContributors));
+  // The development sign-in exists (and is documented) only while no OIDC_* provider is configured.
+  const contributors = devSignInEnabled(context) ? [...openApiContributors, registerDevIdentityPaths] : openApiContributors;
+  // The web app: `/` to browsers (the JSON index to everyone else), /app/* and /assets/* (site.ts).
+  app.use(siteRoutes(context));
+  app.use(serviceRoutes(context, contributors));
+  if (devSignInEnabled(context)) app.use(devIdentityRoutes(context));
   app.use(filesRoutes(context));
   app.use(hostedAudioRoutes(context));
   app.use(emailRoutes(context));
@@ -52,7 +59,7 @@ export function createApp(context: AppContext): Express {
 
   let allowedMethods: ((path: string) => string[] | undefined) | undefined;
   app.use(notFoundHandler((path) => {
-    allowedMethods ??= documentedMethods(buildOpenApiDocument(context.config.baseUrl, context.config.siteUrl, openApiContributors));
+    allowedMethods ??= documentedMethods(buildOpenApiDocument(context.config.baseUrl, context.config.siteUrl, contributors));
     return allowedMethods(path);
   }));
   app.use(errorHandler(context.config.baseUrl));

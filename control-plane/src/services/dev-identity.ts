@@ -50,3 +50,30 @@ export async function mintDevIdToken(
     .setExpirationTime(`${input.lifetimeSeconds ?? 24 * 3600}s`)
     .sign(keys.privateKey);
 }
+
+/** ID token lifetime of the development provider, in seconds. */
+export const DEV_ID_TOKEN_LIFETIME_SECONDS = 24 * 3600;
+
+/**
+ * The development sign-in of the web app (POST /dev-identity/token): an ID token for an email address, no
+ * password asked, signed with the same key in DATA_DIR that the API trusts while no OIDC_* provider is
+ * configured (the key is read on first use; the API created it at start).
+ */
+export class DevIdentityProvider {
+  private keys: Promise<DevIdentityKeys> | undefined;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  async signIn(email: string): Promise<{ idToken: string; expiresIn: number; email: string }> {
+    this.keys ??= loadDevIdentityKeys(this.dataDir).catch((error: unknown) => {
+      this.keys = undefined;
+      throw error;
+    });
+    const lifetimeSeconds = DEV_ID_TOKEN_LIFETIME_SECONDS;
+    const idToken = await mintDevIdToken(await this.keys, { baseUrl: this.baseUrl, email, lifetimeSeconds });
+    return { idToken, expiresIn: lifetimeSeconds, email: email.trim().toLowerCase() };
+  }
+}

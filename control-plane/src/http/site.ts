@@ -1,0 +1,125 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import express, { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../runtime/app-context.ts';
+
+/** Where `npm run build:dashboard` writes the web app (dashboard/dist of the repository), unless DASHBOARD_DIR says otherwise. */
+export const DEFAULT_DASHBOARD_DIR = resolve(import.meta.dirname, '..', '..', '..', 'dashboard', 'dist');
+
+/**
+ * The web app's own paths besides `/`: every GET below /app answers its index.html and the app's router
+ * picks the page. No API path starts with /app (or /assets), so neither side can shadow the other.
+ */
+export const APP_PATH_PREFIX = '/app';
+const ASSETS_PATH = '/assets';
+/** The placeholder index.html carries, replaced by the runtime settings below when the API serves it. */
+const CONFIG_PLACEHOLDER = '<meta name="petsing-config" content="{}">';
+
+/** What the app reads from its index.html at start: where the API is and how people sign in. */
+export type SiteSettings = {
+  api_base_url: string;
+  ws_url: string;
+  sign_in: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string };
+};
+
+const escapeAttribute = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+const origin = (url: string) => new URL(url).origin;
+
+/**
+ * The page's Content-Security-Policy: scripts and styles only from the app's own files (no inline script,
+ * no eval), API and websocket calls to the configured addresses (and the identity provider when one is
+ * configured), photos and videos from the API and from HTTPS object stores (presigned download links),
+ * never framed.
+ */
+export function siteContentSecurityPolicy(context: AppContext): string {
+  const { baseUrl, wsUrl } = context.config;
+  const oidc = context.config.externalIdentityProvider;
+  const connect = new Set(["'self'", origin(baseUrl), origin(wsUrl)]);
+  if (oidc) connect.add(origin(oidc.issuer));
+  const media = ["'self'", origin(baseUrl), 'blob:', 'data:', 'https:'].join(' ');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${media}`,
+    `media-src ${media}`,
+    `connect-src ${[...connect].join(' ')}`,
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export function siteSettings(context: AppContext): SiteSettings {
+  const oidc = context.config.externalIdentityProvider;
+  return {
+    api_base_url: context.config.baseUrl,
+    ws_url: context.config.wsUrl,
+    // An ID token's audience is the client it was issued to, so OIDC_AUDIENCE is the app's client id.
+    sign_in: oidc ? { kind: 'oidc', authority: oidc.issuer, client_id: oidc.audience } : { kind: 'development' },
+  };
+}
+
+/** Browsers ask for HTML first; API clients for JSON, for anything (`*∕*`) or send no Accept at all. */
+export const prefersHtml = (req: Request) => req.accepts(['application/json', 'text/html']) === 'text/html';
+
+/**
+ * The web app, served by the API process from the built files (DASHBOARD_DIR, default dashboard/dist):
+ *
+ * - `GET /` answers index.html to a request that prefers `text/html` over JSON (a browser) and passes every
+ *   other one on to the JSON service index (`Vary: Accept` on both);
+ * - `GET /app` and everything below it answers index.html (the app's client-side routes);
+ * - `GET /assets/*` serves the hashed, content-addressed build output, cached for a year as immutable.
+ *
+ * index.html is sent `Cache-Control: no-cache` with the Content-Security-Policy above and the runtime
+ * settings in a meta tag. When the app was not built, nothing here answers: `/` stays the JSON index and
+ * /app and /assets are 404 like any unknown path.
+ */
+export function siteRoutes(context: AppContext): Router {
+  const dir = resolve(context.config.env.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR);
+  const policy = siteContentSecurityPolicy(context);
+  const settings = CONFIG_PLACEHOLDER.replace('{}', escapeAttribute(JSON.stringify(siteSettings(context))));
+  const router = Router();
+
+  /** Read at every page load (it is small), so a rebuild is served without a restart; undefined when not built. */
+  const indexHtml = async (): Promise<string | undefined> => {
+    try {
+      return (await readFile(join(dir, 'index.html'), 'utf8')).replace(CONFIG_PLACEHOLDER, settings);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  };
+  const sendIndex = async (res: Response): Promise<boolean> => {
+    const html = await indexHtml();
+    if (html === undefined) return false;
+    res.set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'Content-Security-Policy': policy,
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+      'Referrer-Policy': 'strict-origin-when-cross-origin',
+    });
+    res.send(html);
+    return true;
+  };
+
+  router.get('/', async (req, res, next) => {
+    res.vary('Accept');
+    if (prefersHtml(req) && (await sendIndex(res))) return;
+    next();
+  });
+  router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`], async (_req, res, next) => {
+    if (!(await sendIndex(res))) next();
+  });
+  router.use(
+    ASSETS_PATH,
+    express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false, redirect: false, fallthrough: true, dotfiles: 'ignore' }),
+  );
+  return router;
+}

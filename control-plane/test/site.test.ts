@@ -1,0 +1,212 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from '../../test/support/http.ts';
+import { startTestService, type TestService } from '../../test/support/test-service.ts';
+
+/** What Chromium sends when it navigates to a page. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** A built web app as `vite build` lays it out: index.html with the settings placeholder, hashed assets. */
+async function builtApp(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'petsing-site-'));
+  await mkdir(join(dir, 'assets'));
+  await writeFile(
+    join(dir, 'index.html'),
+    '<!doctype html><html><head><meta name="petsing-config" content="{}"><script type="module" crossorigin src="/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>',
+  );
+  await writeFile(join(dir, 'assets', 'index-Ab12Cd34.js'), 'console.log("app");\n');
+  return dir;
+}
+
+/** A GET that sends no Accept header at all (fetch always adds one). */
+const getWithoutAccept = (url: string) =>
+  new Promise<{ status: number; contentType: string | undefined; body: string }>((resolve, reject) => {
+    get(url, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body }));
+    }).on('error', reject);
+  });
+
+const settingsOf = (html: string) => {
+  const content = /<meta name="petsing-config" content="([^"]*)">/.exec(html)?.[1];
+  expect(content, 'the settings meta tag').toBeDefined();
+  return JSON.parse(content!.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>'));
+};
+
+describe('the web app served by the API (built)', () => {
+  let service: TestService;
+  let appDir: string;
+  const url = (path: string) => `${service.baseUrl}${path}`;
+
+  beforeAll(async () => {
+    appDir = await builtApp();
+    service = await startTestService({ env: { DASHBOARD_DIR: appDir } });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await rm(appDir, { recursive: true, force: true });
+  });
+
+  it('GET / answers a browser (text/html preferred) with index.html, uncached, under a CSP without inline scripts', async () => {
+    const response = await fetch(url('/'), { headers: { Accept: BROWSER_ACCEPT } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(response.headers.get('vary')).toMatch(/Accept/);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain(`connect-src 'self' ${service.baseUrl} ${service.baseUrl.replace('http', 'ws')}`);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    const html = await response.text();
+    expect(html).toContain('<div id="root"></div>');
+    expect(settingsOf(html)).toEqual({ api_base_url: service.baseUrl, ws_url: `${service.baseUrl.replace('http', 'ws')}/ws`, sign_in: { kind: 'development' } });
+  });
+
+  it('GET / without an Accept header stays the JSON service index', async () => {
+    const response = await getWithoutAccept(url('/'));
+    expect(response.status).toBe(200);
+    expect(response.contentType).toMatch(/^application\/json/);
+    expect(JSON.parse(response.body).specification_url).toBe(url('/openapi.json'));
+  });
+
+  it.each([
+    ['*/*', '*/*'],
+    ['application/json', 'application/json'],
+    ['JSON preferred over HTML', 'text/html;q=0.5, application/json'],
+    ['HTML and JSON equally', 'application/json, text/html'],
+  ])('GET / with %s stays the JSON service index', async (_name, accept) => {
+    const response = await fetch(url('/'), { headers: { Accept: accept } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('vary')).toMatch(/Accept/);
+    const body = await json(response);
+    expect(body.specification_url).toBe(url('/openapi.json'));
+    expect(body.public_endpoints).toContain('GET /');
+  });
+
+  it('HEAD / from a browser answers the page headers without a body', async () => {
+    const response = await fetch(url('/'), { method: 'HEAD', headers: { Accept: BROWSER_ACCEPT } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await response.text()).toBe('');
+  });
+
+  it.each(['/app', '/app/', '/app/new', '/app/sign-in', '/app/videos/4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55'])('GET %s (a client-side route) answers index.html whatever Accept says', async (path) => {
+    for (const accept of [BROWSER_ACCEPT, '*/*']) {
+      const response = await fetch(url(path), { headers: { Accept: accept } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      expect(await response.text()).toContain('<div id="root"></div>');
+    }
+  });
+
+  it('hashed assets are immutable for a year; a missing one is the JSON 404', async () => {
+    const asset = await fetch(url('/assets/index-Ab12Cd34.js'));
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe(IMMUTABLE);
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    expect(await asset.text()).toContain('console.log("app")');
+
+    const missing = await fetch(url('/assets/index-00000000.js'), { headers: { Accept: BROWSER_ACCEPT } });
+    expect(missing.status).toBe(404);
+    expect((await json(missing)).error.code).toBe('not_found');
+  });
+
+  it('API paths answer JSON to browsers too, and paths that only look like the app are 404', async () => {
+    const templates = await fetch(url('/templates'), { headers: { Accept: BROWSER_ACCEPT } });
+    expect(templates.status).toBe(200);
+    expect(templates.headers.get('content-type')).toMatch(/^application\/json/);
+    for (const path of ['/apps', '/application', '/index.html']) {
+      const response = await fetch(url(path), { headers: { Accept: BROWSER_ACCEPT } });
+      expect(response.status, path).toBe(404);
+      expect((await json(response)).error.code).toBe('not_found');
+    }
+  });
+
+  it('the development sign-in mints an ID token the web-app endpoints accept, and is in /openapi.json', async () => {
+    const response = await fetch(url('/dev-identity/token'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'Site.Owner@Example.com' }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = await json(response);
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 86400, email: 'site.owner@example.com' });
+    const me = await json(fetch(url('/user/me'), { headers: { Authorization: `Bearer ${body.id_token}` } }));
+    expect(me.email).toBe('site.owner@example.com');
+    expect(me.free_credits).toBe(2);
+
+    const invalid = await fetch(url('/dev-identity/token'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'not an address' }) });
+    expect(invalid.status).toBe(400);
+    expect((await json(invalid)).error.code).toBe('invalid_request');
+
+    const document = await json(fetch(url('/openapi.json')));
+    expect(document.paths['/dev-identity/token'].post.operationId).toBe('devSignIn');
+  });
+});
+
+describe('the web app served by the API (not built)', () => {
+  let service: TestService;
+  const url = (path: string) => `${service.baseUrl}${path}`;
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { DASHBOARD_DIR: join(tmpdir(), 'petsing-site-never-built') } });
+  });
+  afterAll(() => service?.stop());
+
+  it('starts, and GET / answers the JSON service index even to a browser', async () => {
+    const response = await fetch(url('/'), { headers: { Accept: BROWSER_ACCEPT } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await json(response)).specification_url).toBe(url('/openapi.json'));
+  });
+
+  it('/app and /assets are 404 like any unknown path', async () => {
+    for (const path of ['/app', '/app/new', '/assets/index-Ab12Cd34.js']) {
+      const response = await fetch(url(path), { headers: { Accept: BROWSER_ACCEPT } });
+      expect(response.status, path).toBe(404);
+      expect((await json(response)).error.code).toBe('not_found');
+    }
+  });
+});
+
+describe('the web app with an OpenID Connect provider configured', () => {
+  let service: TestService;
+  let appDir: string;
+  const url = (path: string) => `${service.baseUrl}${path}`;
+  const issuer = 'https://id.example.test/realms/petsing';
+
+  beforeAll(async () => {
+    appDir = await builtApp();
+    service = await startTestService({
+      env: { DASHBOARD_DIR: appDir, OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'petsing-web', OIDC_JWKS_URL: `${issuer}/protocol/openid-connect/certs` },
+    });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await rm(appDir, { recursive: true, force: true });
+  });
+
+  it('tells the app to sign in with the provider (authorization code + PKCE) and lets the page reach it', async () => {
+    const response = await fetch(url('/app/sign-in'));
+    expect(settingsOf(await response.text()).sign_in).toEqual({ kind: 'oidc', authority: issuer, client_id: 'petsing-web' });
+    expect(response.headers.get('content-security-policy')).toMatch(/connect-src [^;]*https:\/\/id\.example\.test/);
+  });
+
+  it('has no development sign-in: the path is 404 and /openapi.json does not list it', async () => {
+    const response = await fetch(url('/dev-identity/token'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'a@example.com' }) });
+    expect(response.status).toBe(404);
+    const document = await json(fetch(url('/openapi.json')));
+    expect(document.paths['/dev-identity/token']).toBeUndefined();
+  });
+});
