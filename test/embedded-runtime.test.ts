@@ -26,7 +26,7 @@ describe('petsing start on embedded defaults', () => {
     service = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     service.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 60_000);
+    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 120_000);
   };
   const stop = async () => {
     const child = service!;
@@ -101,5 +101,5 @@ describe('petsing start on embedded defaults', () => {
     // With the service stopped, the CLI opens the embedded database itself.
     const offline = await petsing('credits', 'grant', '--user', 'embedded@example.com', '--amount', '1');
     expect(offline.balance).toBe(10);
-  }, 180_000);
+  }, 360_000);
 });
