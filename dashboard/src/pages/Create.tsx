@@ -1,0 +1,162 @@
+import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, ApiProblem, call, type Aspect } from '../api/client.ts';
+import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { ASPECTS, formatDate } from '../components/format.ts';
+import { TemplatePreview } from '../components/TemplatePreview.tsx';
+import { useLoad } from '../components/use-load.ts';
+
+const PHOTO_TYPES = 'image/jpeg,image/png,image/webp';
+const MAX_PHOTO_BYTES = 15 * 1024 * 1024;
+
+/** Make a video from a template: a photo (camera or library), a song, a shape; credits shown before the tap. */
+export function Create() {
+  const navigate = useNavigate();
+  const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId() };
+  const account = useLoad((signal) => call(api.GET('/user/me', { signal })), 'me');
+  const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
+  const [photo, setPhoto] = useState<File>();
+  const [photoProblem, setPhotoProblem] = useState<string>();
+  const [templateId, setTemplateId] = useState<string>();
+  const [aspect, setAspect] = useState<Aspect>('square');
+  const [problem, setProblem] = useState<ApiProblem>();
+  const [busy, setBusy] = useState(false);
+
+  const photoUrl = useMemo(() => (photo ? URL.createObjectURL(photo) : undefined), [photo]);
+  useEffect(() => () => (photoUrl ? URL.revokeObjectURL(photoUrl) : undefined), [photoUrl]);
+  useEffect(() => {
+    if (!templateId && templates.data?.[0]) setTemplateId(templates.data[0].id);
+  }, [templateId, templates.data]);
+
+  const me = account.data;
+  const noCredits = Boolean(me && !me.subscribed && me.free_credits < 1);
+  const ready = Boolean(photo && templateId && me && !noCredits && !busy);
+
+  const pickPhoto = (file: File | undefined) => {
+    setProblem(undefined);
+    if (!file) return;
+    if (file.size > MAX_PHOTO_BYTES) {
+      setPhotoProblem('This photo is larger than 15 MB. Choose a smaller one.');
+      return;
+    }
+    setPhotoProblem(undefined);
+    setPhoto(file);
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!photo || !templateId) return;
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      const form = new FormData();
+      form.append('image', photo);
+      form.append('template_id', templateId);
+      form.append('aspect', aspect);
+      const queued = await call(
+        api.POST('/create-with-template', {
+          body: { template_id: templateId, aspect },
+          bodySerializer: () => form,
+        }),
+      );
+      void navigate(`/app/videos/${queued.id}`, { state: { video: queued.video } });
+    } catch (error) {
+      setBusy(false);
+      setProblem(error instanceof ApiProblem ? error : new ApiProblem('The video could not be created.', 'Try again.', undefined, undefined));
+      account.reload();
+    }
+  };
+
+  return (
+    <section className="page">
+      <h1>New video</h1>
+      <form onSubmit={(event) => void submit(event)} className="stack create-form" aria-describedby={ids.credits}>
+        <fieldset>
+          <legend>1. Your pet&apos;s photo</legend>
+          <p className="muted">A clear, front-facing photo works best. JPEG, PNG or WebP, up to 15 MB.</p>
+          <div className="photo-picker">
+            {photoUrl ? <img src={photoUrl} alt="The photo you picked" className="photo-preview" /> : <div className="photo-preview photo-empty" aria-hidden="true" />}
+            <div className="photo-buttons">
+              <label className="button button-secondary file-button" htmlFor={ids.camera}>
+                Take a photo
+                <input id={ids.camera} type="file" accept={PHOTO_TYPES} capture="environment" className="visually-hidden" onChange={(event) => pickPhoto(event.target.files?.[0])} />
+              </label>
+              <label className="button button-secondary file-button" htmlFor={ids.photo}>
+                {photo ? 'Choose another photo' : 'Choose a photo'}
+                <input id={ids.photo} name="image" type="file" accept={PHOTO_TYPES} className="visually-hidden" onChange={(event) => pickPhoto(event.target.files?.[0])} />
+              </label>
+            </div>
+          </div>
+          {photo ? <p className="muted">Picked: {photo.name}</p> : null}
+          {photoProblem ? (
+            <p className="field-error" role="alert">
+              {photoProblem}
+            </p>
+          ) : null}
+        </fieldset>
+
+        <fieldset>
+          <legend>2. The song</legend>
+          <ErrorNotice problem={templates.problem} title="The songs could not be loaded." />
+          {templates.loading && !templates.data ? <p aria-live="polite">Loading songs…</p> : null}
+          <div className="choice-grid">
+            {templates.data?.map((template) => (
+              <div key={template.id} className={`choice card${templateId === template.id ? ' choice-selected' : ''}`}>
+                <input type="radio" id={`${ids.song}-${template.id}`} name="template_id" value={template.id} checked={templateId === template.id} onChange={() => setTemplateId(template.id)} />
+                <label htmlFor={`${ids.song}-${template.id}`}>
+                  <strong>{template.name}</strong> <span className="muted">{Math.round(template.duration_seconds)} s</span>
+                </label>
+                <TemplatePreview template={template} autoPlay={false} />
+              </div>
+            ))}
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>3. The shape</legend>
+          <div className="shape-options">
+            {ASPECTS.map((option) => (
+              <div key={option.value} className="shape-option">
+                <input type="radio" id={`${ids.shape}-${option.value}`} name="aspect" value={option.value} checked={aspect === option.value} onChange={() => setAspect(option.value)} />
+                <label htmlFor={`${ids.shape}-${option.value}`}>
+                  <span className={`shape-icon shape-${option.value.replace(':', '-')}`} aria-hidden="true" />
+                  <span>
+                    <strong>{option.label}</strong> <span className="muted">{option.detail}</span>
+                  </span>
+                </label>
+              </div>
+            ))}
+          </div>
+        </fieldset>
+
+        <div id={ids.credits} className="credits" aria-live="polite">
+          <ErrorNotice problem={account.problem} title="Your free videos could not be counted." />
+          {me ? (
+            me.subscribed ? (
+              <p>Your plan includes this video, without a watermark.</p>
+            ) : noCredits ? (
+              <p>
+                You have used this month&apos;s free videos; they come back on {formatDate(me.free_credits_reset_at)}. <a href="/#pricing">See the plans</a>.
+              </p>
+            ) : (
+              <p>
+                <strong>
+                  {me.free_credits} free {me.free_credits === 1 ? 'video' : 'videos'} left
+                </strong>{' '}
+                this month. This one uses 1 and carries a small watermark.
+              </p>
+            )
+          ) : null}
+        </div>
+        <ErrorNotice problem={problem} title="The video could not be created." />
+        <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
+          {busy ? 'Uploading…' : 'Make it sing'}
+        </button>
+        {!photo ? <p className="muted">Pick a photo to continue.</p> : null}
+      </form>
+      <p>
+        <Link to="/app">Back to my videos</Link>
+      </p>
+    </section>
+  );
+}

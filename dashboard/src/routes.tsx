@@ -1,0 +1,47 @@
+import { createBrowserRouter, Navigate, Outlet, useLocation } from 'react-router';
+import { session, useSession } from './auth/session.ts';
+import { Shell } from './components/Shell.tsx';
+import { Landing } from './pages/Landing.tsx';
+import { NotFound } from './pages/NotFound.tsx';
+
+/**
+ * The app's pages. Everything but `/` lives below /app, a prefix no API path uses; the API answers
+ * index.html for all of them (control-plane/src/http/site.ts). Pages after the landing load on demand,
+ * so the first page carries only what it needs.
+ */
+function RequireSession() {
+  const signedIn = useSession();
+  const location = useLocation();
+  if (!signedIn) {
+    // Signing out leads to the start page; an expired or missing sign-in to the sign-in page, then back here.
+    if (session.wasSignedOutByUser()) return <Navigate to="/" replace />;
+    return <Navigate to={`/app/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+  }
+  return <Outlet />;
+}
+
+function Home() {
+  return useSession() ? <Navigate to="/app" replace /> : <Landing />;
+}
+
+export const router = createBrowserRouter([
+  {
+    path: '/',
+    element: <Shell />,
+    children: [
+      { index: true, element: <Home /> },
+      { path: 'app/sign-in', lazy: async () => ({ Component: (await import('./pages/SignIn.tsx')).SignIn }) },
+      { path: 'app/callback', lazy: async () => ({ Component: (await import('./pages/Callback.tsx')).Callback }) },
+      {
+        path: 'app',
+        element: <RequireSession />,
+        children: [
+          { index: true, lazy: async () => ({ Component: (await import('./pages/Library.tsx')).Library }) },
+          { path: 'new', lazy: async () => ({ Component: (await import('./pages/Create.tsx')).Create }) },
+          { path: 'videos/:id', lazy: async () => ({ Component: (await import('./pages/VideoPage.tsx')).VideoPage }) },
+        ],
+      },
+      { path: '*', element: <NotFound /> },
+    ],
+  },
+]);
