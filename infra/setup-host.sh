@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu host lacks to run petsing on embedded defaults:
 # ffmpeg (audio and video), espeak-ng (local speech), yt-dlp (soundtrack extraction) and the Temporal CLI
-# (its dev server).
+# (its dev server). With PETSING_TEST_TOOLS=1 (.ci/run) also the test tools: Chromium, the Temporal test
+# server, SeaweedFS and schemathesis.
 # Idempotent: anything already present is left alone. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -11,6 +12,11 @@ missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v heif-convert >/dev/null 2>&1 || missing+=(libheif-examples)
+if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
+  # Test tools from apt: Debian's Chromium, driven by playwright-core in the web app's browser test
+  # (test/web-app-e2e.test.ts); no browser is downloaded. On Ubuntu `chromium` is a snap; set CHROMIUM_PATH there.
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "Installing ${missing[*]} with apt-get"
   as_root apt-get update -qq

@@ -1,0 +1,249 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+import { json } from './support/http.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+/** Debian's chromium (infra/setup-host.sh installs it with PETSING_TEST_TOOLS=1); no browser is downloaded. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** A real pet photo beside the project (read in place, never copied): a frontal tabby kitten, CC0. */
+const PET_PHOTO = join(ROOT, '..', 'shared', 'pets', 'cat-01.jpg');
+/** Where the run leaves one screenshot per page and size; the current ones are committed. */
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(ROOT, 'docs', 'screenshots');
+const FIRST_PAGE_JS_BUDGET_BYTES = 150 * 1024;
+/** The parts of a <video> element read here (the test program is type-checked without the DOM library). */
+type MediaElement = { play(): Promise<void>; pause(): void; duration: number; readyState: number; paused: boolean; currentTime: number };
+/** Waits until every <img> of the page has loaded (so a screenshot shows them). */
+const imagesLoaded = (target: Page) =>
+  waitFor('the images', async () => target.locator('img').evaluateAll((images) => images.every((image) => (image as unknown as { complete: boolean }).complete)), 15_000);
+/** Waits until the page's player reaches a readyState (3: HAVE_FUTURE_DATA, it can play); no eval (the CSP forbids it). */
+const playerReady = (target: Page, state: number) =>
+  waitFor(`the player's readyState ${state}`, async () => (await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).readyState)) >= state, 30_000);
+
+const SIZES = {
+  phone: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true },
+  desktop: { viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 },
+} as const;
+
+/**
+ * The web app in a real Chromium against `petsing start` on its embedded defaults (PGlite, local object
+ * store, Temporal dev server, control and render workers): development sign-in, a video made from a
+ * template with a real pet photo, its progress seen live over the websocket, the finished video playing
+ * inline, the library, deleting. Every page is photographed at phone and desktop size.
+ */
+describe('the web app in Chromium', () => {
+  let dataDir: string;
+  let baseUrl: string;
+  let service: ChildProcess | undefined;
+  let output = '';
+  let browser: Browser;
+  let phone: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  const started = Date.now();
+  const mark = (what: string) => console.log(`${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`);
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) throw new Error('The web app is not built: run `npm run build:dashboard` (npm ci does it).');
+    if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium (PETSING_TEST_TOOLS=1 bash infra/setup-host.sh) or set CHROMIUM_PATH.`);
+    await mkdir(SCREENSHOTS, { recursive: true });
+    dataDir = await mkdtemp(join(tmpdir(), 'petsing-web-e2e-'));
+    const port = await freePort();
+    baseUrl = `http://localhost:${port}`;
+    const env = serviceProcessEnv({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_DEV_PORT: String(await freePort()),
+      TEMPORAL_DEV_UI_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      RENDER_OUTPUT_SIZE: '192',
+    });
+    service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--autoplay-policy=no-user-gesture-required'] });
+    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 90_000);
+    mark('service up');
+    phone = await browser.newContext(SIZES.phone);
+    page = await phone.newPage();
+    watch(page);
+  }, 150_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopProcess(service);
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Console errors (a CSP refusal is one) and failed page loads are collected and must stay empty. */
+  const watch = (target: Page) => {
+    target.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    target.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  };
+
+  const shoot = async (target: Page, name: string, size: keyof typeof SIZES) => {
+    await target.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), fullPage: false, animations: 'disabled' });
+  };
+
+  /** The same page at desktop size, signed in as the phone is (its localStorage). */
+  const onDesktop = async (path: string, name: string, ready: (target: Page) => Promise<unknown>) => {
+    const desktop = await browser.newContext({ ...SIZES.desktop, storageState: await phone.storageState() });
+    try {
+      const target = await desktop.newPage();
+      watch(target);
+      await target.goto(`${baseUrl}${path}`);
+      await ready(target);
+      await shoot(target, name, 'desktop');
+    } finally {
+      await desktop.close();
+    }
+  };
+
+  it('signs in, makes a video from a template with a pet photo, follows it live, plays it and deletes it', async () => {
+    // The landing page: a browser asking for / gets the app, with songs and prices; its JavaScript within budget.
+    const reading: Promise<{ url: string; gzip: number }>[] = [];
+    const collect = (response: PageResponse) => {
+      if (response.request().resourceType() === 'script') reading.push(response.body().then((body) => ({ url: response.url(), gzip: gzipSync(body, { level: 9 }).length })));
+    };
+    page.on('response', collect);
+    await page.goto(`${baseUrl}/`);
+    await page.getByRole('heading', { level: 1, name: 'Make your pet sing' }).waitFor();
+    await page.locator('.template-grid li').first().waitFor();
+    await page.getByText(/per week/).waitFor();
+    page.off('response', collect);
+    const scripts = await Promise.all(reading);
+    const firstPageJs = scripts.reduce((sum, script) => sum + script.gzip, 0);
+    console.log(`first page JavaScript: ${scripts.length} files, ${(firstPageJs / 1024).toFixed(1)} KB gzipped`);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(firstPageJs).toBeLessThanOrEqual(FIRST_PAGE_JS_BUDGET_BYTES);
+    mark('landing');
+    await onDesktop('/app/sign-in', 'sign-in', (target) => target.getByText('Development sign-in.').waitFor());
+
+    // Development sign-in, clearly labelled as such.
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByText('Development sign-in.').waitFor();
+    await shoot(page, 'sign-in', 'phone');
+    await page.getByLabel('Email address').fill('e2e-owner@example.com');
+    await page.getByRole('button', { name: 'Sign in (development)' }).click();
+
+    // Create: a photo, a song, a shape; the free credits left are shown before the tap.
+    await page.getByRole('heading', { level: 1, name: 'New video' }).waitFor();
+    mark('signed in');
+    await page.getByText('2 free videos left').waitFor();
+    await page.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
+    await page.getByAltText('The photo you picked').waitFor();
+    await imagesLoaded(page);
+    await shoot(page, 'create', 'phone');
+    // The first song (the oldest template), as GET /templates lists them, and the story shape.
+    await page.locator('input[name=template_id]').first().check();
+    const [chosen] = await json(fetch(`${baseUrl}/templates`));
+    await page.getByLabel(/Story/).check();
+    await onDesktop('/app/new', 'create', (target) => target.getByText('2 free videos left').waitFor());
+
+    // Live progress: the websocket's video.status events, and what the page shows of them.
+    const events: { status: string; progress: number }[] = [];
+    page.on('websocket', (socket) =>
+      socket.on('framereceived', ({ payload }) => {
+        const message = JSON.parse(String(payload)) as { type: string; status: string; progress: number };
+        if (message.type === 'video.status') events.push({ status: message.status, progress: message.progress });
+      }),
+    );
+    // Everything the status panel shows is recorded as it changes (a MutationObserver reporting to the test),
+    // so a fast render cannot slip between two looks.
+    const panelTexts: string[] = [];
+    await page.exposeFunction('reportStatusPanel', (text: string) => panelTexts.push(text));
+    await page.getByRole('button', { name: 'Make it sing' }).click();
+    await page.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
+    const videoId = page.url().split('/').pop()!;
+    mark('created');
+    await page.locator('.status-panel').evaluate((panel) => {
+      type Observer = new (callback: () => void) => { observe(target: unknown, options: object): void };
+      const page = globalThis as unknown as { reportStatusPanel(text: string): void; MutationObserver: Observer };
+      const report = () => page.reportStatusPanel((panel as unknown as { textContent: string }).textContent);
+      report();
+      new page.MutationObserver(report).observe(panel, { childList: true, characterData: true, subtree: true });
+    });
+    let rendering = false;
+    await waitFor('the render to finish', async () => {
+      const text = (await page.getByTestId('video-status').textContent()) ?? '';
+      if (!rendering && /^Rendering, [1-9]\d?% done$/.test(text)) {
+        rendering = true;
+        await shoot(page, 'video-rendering', 'phone');
+      }
+      return text === 'Ready';
+    }, 120_000);
+    mark('ready');
+    expect(events.some((event) => event.status === 'processing' && event.progress > 0 && event.progress < 100), JSON.stringify(events)).toBe(true);
+    expect(events.at(-1)?.status).toBe('completed');
+    expect(panelTexts.some((text) => text.includes('Live updates on')), panelTexts.join(' | ')).toBe(true);
+    expect(panelTexts.some((text) => /Rendering, [1-9]\d?% done/.test(text)), panelTexts.join(' | ')).toBe(true);
+
+    // The finished video plays inline, as long as the song.
+    const video = page.locator('video[aria-label="Your pet\'s singing video"]');
+    await video.waitFor();
+    await video.evaluate((element) => (element as unknown as MediaElement).play().catch(() => undefined));
+    await playerReady(page, 3);
+    const duration = await video.evaluate((element) => (element as unknown as MediaElement).duration);
+    expect(Math.abs(duration - Math.min(30, chosen.duration_seconds))).toBeLessThan(0.5);
+    await page.getByRole('link', { name: 'Download' }).waitFor();
+    await video.evaluate((element) => (element as unknown as MediaElement).pause());
+    await shoot(page, 'video', 'phone');
+    await onDesktop(`/app/videos/${videoId}`, 'video', (target) =>
+      playerReady(target, 2),
+    );
+
+    // The library: newest first, with status and the watermark badge.
+    await page.getByRole('link', { name: 'My videos', exact: true }).click();
+    const item = page.locator('.video-item').first();
+    await item.getByText('Ready').waitFor();
+    await item.getByText('Watermark').waitFor();
+    await shoot(page, 'library', 'phone');
+    await onDesktop('/app', 'library', (target) => target.locator('.video-item').first().getByText('Ready').waitFor());
+
+    // Delete, confirmed in the page; the API no longer lists it.
+    await item.getByRole('link').click();
+    await page.getByRole('button', { name: 'Delete video' }).click();
+    await page.getByRole('button', { name: 'Yes, delete it' }).click();
+    await page.getByText('The video was deleted.').waitFor();
+    await page.getByText('No videos yet.').waitFor();
+    const stored = (await phone.storageState()).origins.flatMap((origin) => origin.localStorage).find((entry) => entry.name === 'petsing.session');
+    const token = JSON.parse(stored?.value ?? '{}').idToken as string;
+    const listed = await json(fetch(`${baseUrl}/user/videos`, { headers: { Authorization: `Bearer ${token}` } }));
+    expect(listed.total).toBe(0);
+    mark('deleted');
+
+    // Signed out, the landing page plays the songs' preview clips (rendered in the background since the start;
+    // a new browser, since GET /templates is cacheable for an hour and the first visit saw none yet).
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Make your pet sing' }).waitFor();
+    await waitFor('the first preview clip', async () => (await json(fetch(`${baseUrl}/templates`)))[0].preview_video_url !== null, 90_000);
+    const landingReady = async (target: Page) => {
+      await target.getByText(/per week/).waitFor();
+      const preview = target.locator('.template-grid video').first();
+      await waitFor('a preview clip playing', async () => preview.evaluate((element) => !(element as unknown as MediaElement).paused && (element as unknown as MediaElement).currentTime > 0), 30_000);
+      await imagesLoaded(target);
+    };
+    for (const size of ['phone', 'desktop'] as const) {
+      const visitor = await browser.newContext(SIZES[size]);
+      const target = await visitor.newPage();
+      watch(target);
+      await target.goto(`${baseUrl}/`);
+      await landingReady(target);
+      await shoot(target, 'landing', size);
+      await visitor.close();
+    }
+    mark('landing with previews');
+
+    expect(problems, problems.join('\n')).toEqual([]);
+    expect(service?.exitCode, `the service stopped:\n${output}`).toBeNull();
+  }, 240_000);
+});
