@@ -9,6 +9,26 @@
 #   docker build -f infra/docker/control-plane.Dockerfile -t petsing-control-plane .
 ARG NODE_IMAGE=node:20-bookworm-slim
 
+# --- the web app: static files (dashboard/dist), built with the full development toolchain -------
+# Its types come from the control plane's OpenAPI builder, so the control plane's sources come along.
+FROM ${NODE_IMAGE} AS dashboard
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+COPY workflows/package.json workflows/
+COPY control-plane/package.json control-plane/
+COPY control-plane/bin control-plane/bin
+COPY render-node/package.json render-node/
+COPY render-node/bin render-node/bin
+COPY dashboard/package.json dashboard/
+# The root `prepare` script builds the dashboard only where its sources are present: not yet here.
+RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY workflows workflows
+COPY control-plane control-plane
+COPY render-node render-node
+COPY dashboard dashboard
+RUN npm run build:dashboard && test -s dashboard/dist/index.html
+
 # --- build: production node_modules (tsx kept) and the workflow bundle --------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -21,6 +41,7 @@ COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
 COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
+COPY dashboard/package.json dashboard/
 COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
 
@@ -60,6 +81,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 # Owned by root and read-only to the service user; only DATA_DIR and /tmp (tsx's cache) are written.
 COPY --from=build /app /app
+# The API serves the web app from here (DASHBOARD_DIR's default).
+COPY --from=dashboard /app/dashboard/dist /app/dashboard/dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 # External mode keeps nothing here that matters across replicas (Postgres, S3 and Temporal hold the

@@ -35,6 +35,8 @@ COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
 COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
+# A workspace of the lockfile (npm ci wants every one); the render node never builds or serves it.
+COPY dashboard/package.json dashboard/
 COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
 # onnxruntime loads its provider libraries from the folder of libonnxruntime.so.1 (verified on an H200:
