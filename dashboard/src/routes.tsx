@@ -20,16 +20,12 @@ function RequireSession() {
   return <Outlet />;
 }
 
-function Home() {
-  return useSession() ? <Navigate to="/app" replace /> : <Landing />;
-}
-
 export const router = createBrowserRouter([
   {
     path: '/',
     element: <Shell />,
     children: [
-      { index: true, element: <Home /> },
+      { index: true, element: <Landing /> },
       { path: 'app/sign-in', lazy: async () => ({ Component: (await import('./pages/SignIn.tsx')).SignIn }) },
       { path: 'app/callback', lazy: async () => ({ Component: (await import('./pages/Callback.tsx')).Callback }) },
       {

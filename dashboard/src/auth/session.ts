@@ -48,6 +48,8 @@ export const session = {
     signedOutByUser = true;
     publish(null);
   },
+  /** Drops a sign-in that did not work out (nobody signed out on purpose). */
+  discard: () => publish(null),
   wasSignedOutByUser: () => signedOutByUser,
   /** The API refused the token (expired or revoked): sign out and say why on the sign-in page. */
   expire: (reason: string) => {

@@ -53,7 +53,7 @@ export function Shell() {
           ) : (
             <ul className="nav-list">
               <li>
-                <a href="/#pricing">Pricing</a>
+                <Link to="/#pricing">Pricing</Link>
               </li>
               <li>
                 <Link to="/app/sign-in" className="button button-small">

@@ -10,6 +10,17 @@ const POLL_INTERVAL_MS = 3000;
 const TERMINAL = new Set(['completed', 'failed']);
 export const isTerminal = (video: WebVideo | undefined | null) => Boolean(video && TERMINAL.has(video.status));
 
+/**
+ * Which of two records of the same video to keep: a read that started before a status event may answer after
+ * it, so a finished video never goes back to rendering, and progress never goes back.
+ */
+function newer(previous: WebVideo | null | undefined, next: WebVideo): WebVideo {
+  if (!previous || previous.id !== next.id) return next;
+  if (isTerminal(previous) && !isTerminal(next)) return previous;
+  if (!isTerminal(next) && previous.status === next.status && previous.progress > next.progress) return { ...next, progress: previous.progress };
+  return next;
+}
+
 type StatusEvent = Pick<WebVideo, 'id' | 'status' | 'progress' | 'video_url' | 'thumbnail_url' | 'has_watermark' | 'error'> & { type: 'video.status' };
 type ServerMessage = StatusEvent | { type: 'ready' | 'pong' } | { type: 'error'; message?: string };
 
@@ -43,8 +54,10 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
         const found = await findVideo(id, abort.signal);
         if (abort.signal.aborted) return;
         setProblem(undefined);
-        setVideo(found ?? null);
-        if (!found || isTerminal(found)) finish();
+        const kept = found ? newer(latest.current, found) : null;
+        latest.current = kept;
+        setVideo(kept);
+        if (!kept || isTerminal(kept)) finish();
       } catch (error) {
         if (abort.signal.aborted) return;
         if (error instanceof ApiProblem) setProblem(error);
@@ -78,12 +91,13 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
           setConnection('live');
           // Changes made before the subscription took effect are read once.
           void refresh();
-        } else if (message.type === 'video.status' && message.id === id) {
+        } else if (message.type === 'video.status' && message.id === id && latest.current) {
+          // The event carries everything the page shows (status, progress, links, watermark, error).
           const { type: _type, ...change } = message;
-          const merged = latest.current ? { ...latest.current, ...change } : undefined;
-          if (merged) setVideo(merged);
-          // The event carries what changed; the record's other fields (completed_at) come from a read.
-          if (TERMINAL.has(change.status)) void refresh();
+          const merged = newer(latest.current, { ...latest.current, ...change });
+          latest.current = merged;
+          setVideo(merged);
+          if (isTerminal(merged)) finish();
         }
       });
       socket.addEventListener('close', () => {
@@ -91,8 +105,8 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
       });
     };
 
-    if (!latest.current) void refresh().then(() => !finished && listen());
-    else if (isTerminal(latest.current)) finish();
+    // A record handed over by the create page is current; anything else is read first.
+    if (!latest.current || isTerminal(latest.current)) void refresh().then(() => !finished && listen());
     else listen();
 
     return () => {

@@ -1,4 +1,5 @@
-import { Link } from 'react-router';
+import { useEffect } from 'react';
+import { Link, useLocation } from 'react-router';
 import { api, call } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { TemplatePreview } from '../components/TemplatePreview.tsx';
@@ -10,6 +11,11 @@ const INTERVAL_WORDS: Record<string, string> = { week: 'per week', year: 'per ye
 export function Landing() {
   const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
   const pricing = useLoad((signal) => call(api.GET('/subscription/pricing', { signal })), 'pricing');
+  const location = useLocation();
+  // A link to /#pricing (the create page's "see the plans") lands on the prices once they are there.
+  useEffect(() => {
+    if (location.hash === '#pricing' && pricing.data) document.getElementById('pricing')?.scrollIntoView();
+  }, [location.hash, pricing.data]);
 
   return (
     <div className="landing">
@@ -31,7 +37,7 @@ export function Landing() {
           </li>
         </ol>
         <p>
-          <Link to="/app/sign-in" className="button">
+          <Link to="/app/new" className="button">
             Make a video, free
           </Link>
         </p>

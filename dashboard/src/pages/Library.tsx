@@ -42,7 +42,7 @@ export function Library() {
         <ul className="video-list" aria-busy={videos.loading}>
           {data.videos.map((video) => (
             <li key={video.id} className="card video-item">
-              <Link to={`/app/videos/${video.id}`} state={{ video }} className="video-link">
+              <Link to={`/app/videos/${video.id}`} className="video-link">
                 {video.thumbnail_url ? (
                   <img src={video.thumbnail_url} alt="" className="thumb" loading="lazy" />
                 ) : (

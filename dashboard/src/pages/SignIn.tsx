@@ -71,7 +71,7 @@ function DevelopmentSignIn({ next }: { next: string }) {
       await call(api.GET('/user/me'));
       void navigate(next, { replace: true });
     } catch (error) {
-      session.signOut();
+      session.discard();
       setBusy(false);
       setProblem(error instanceof ApiProblem ? error : new ApiProblem('Signing in failed.', 'Try again.', undefined, undefined));
     }
