@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from './support/fake-stripe.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { json } from './support/http.ts';
 
@@ -17,6 +18,7 @@ const PET_PHOTO = join(ROOT, '..', 'shared', 'pets', 'cat-01.jpg');
 /** Where the run leaves one screenshot per page and size; the current ones are committed. */
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(ROOT, 'docs', 'screenshots');
 const FIRST_PAGE_JS_BUDGET_BYTES = 150 * 1024;
+const STRIPE_WEBHOOK_SECRET = 'whsec_petsing_web_e2e';
 /** The parts of a <video> element read here (the test program is type-checked without the DOM library). */
 type MediaElement = { play(): Promise<void>; pause(): void; duration: number; readyState: number; paused: boolean; currentTime: number };
 /** Waits until every <img> of the page has loaded (so a screenshot shows them). */
@@ -33,9 +35,12 @@ const SIZES = {
 
 /**
  * The web app in a real Chromium against `petsing start` on its embedded defaults (PGlite, local object
- * store, Temporal dev server, control and render workers): development sign-in, a video made from a
- * template with a real pet photo, its progress seen live over the websocket, the finished video playing
- * inline, the library, deleting. Every page is photographed at phone and desktop size.
+ * store, Temporal dev server, control and render workers), with Stripe pointed at the test suite's local
+ * Stripe: development sign-in, a video made from a template with a real pet photo, its progress seen live
+ * over the websocket, the finished video playing inline, the library, the watermark removed and a plan
+ * bought through Stripe Checkout (its pages stood in for by the test: it completes the session, delivers the
+ * signed webhook and sends the browser back where Stripe would), the billing portal's round trip, deleting.
+ * Every page is photographed at phone and desktop size.
  */
 describe('the web app in Chromium', () => {
   let dataDir: string;
@@ -45,6 +50,7 @@ describe('the web app in Chromium', () => {
   let browser: Browser;
   let phone: BrowserContext;
   let page: Page;
+  let stripe: FakeStripe;
   const problems: string[] = [];
 
   const started = Date.now();
@@ -54,6 +60,7 @@ describe('the web app in Chromium', () => {
     if (!existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) throw new Error('The web app is not built: run `npm run build:dashboard` (npm ci does it).');
     if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium (PETSING_TEST_TOOLS=1 bash infra/setup-host.sh) or set CHROMIUM_PATH.`);
     await mkdir(SCREENSHOTS, { recursive: true });
+    stripe = await startFakeStripe();
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-web-e2e-'));
     const port = await freePort();
     baseUrl = `http://localhost:${port}`;
@@ -64,6 +71,9 @@ describe('the web app in Chromium', () => {
       TEMPORAL_DEV_UI_PORT: String(await freePort()),
       LOG_LEVEL: 'warn',
       RENDER_OUTPUT_SIZE: '192',
+      STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
+      STRIPE_WEBHOOK_SECRET,
+      STRIPE_API_BASE: stripe.apiBase,
     });
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
@@ -72,6 +82,7 @@ describe('the web app in Chromium', () => {
     await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 90_000);
     mark('service up');
     phone = await browser.newContext(SIZES.phone);
+    await standInForStripe(phone);
     page = await phone.newPage();
     watch(page);
   }, 150_000);
@@ -79,8 +90,34 @@ describe('the web app in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await stopProcess(service);
+    await stripe?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
+
+  /**
+   * Stripe's hosted pages, played by the test: Checkout completes the session the service created (a
+   * subscription's with an active subscription), delivers `checkout.session.completed` signed like Stripe,
+   * and sends the browser to the session's success URL; the billing portal sends it back to its return URL.
+   */
+  const standInForStripe = async (context: BrowserContext) => {
+    await context.route('https://checkout.stripe.test/**', async (route) => {
+      const id = new URL(route.request().url()).pathname.split('/').pop()!;
+      const session = stripe.sessions.get(id);
+      if (!session) return route.fulfill({ status: 404, body: 'no such checkout session' });
+      const metadata = session.metadata as Record<string, string>;
+      const subscription =
+        session.mode === 'subscription'
+          ? stripe.putSubscription({ customer: String(session.customer), status: 'active', plan: metadata.plan as 'weekly' | 'annual', userId: metadata.user_id })
+          : undefined;
+      const delivered = await deliverWebhook(baseUrl, stripeEvent('checkout.session.completed', stripe.completeSession(id, subscription?.id)), STRIPE_WEBHOOK_SECRET);
+      expect(delivered.status).toBe(200);
+      await route.fulfill({ status: 303, headers: { Location: String(session.success_url).replace('{CHECKOUT_SESSION_ID}', id) } });
+    });
+    await context.route('https://billing.stripe.test/**', async (route) => {
+      const portal = stripe.requests.filter((request) => request.path === '/v1/billing_portal/sessions').at(-1);
+      await route.fulfill({ status: 303, headers: { Location: String(portal?.body.return_url) } });
+    });
+  };
 
   /** Console errors (a CSP refusal is one) and failed page loads are collected and must stay empty. */
   const watch = (target: Page) => {
@@ -108,7 +145,7 @@ describe('the web app in Chromium', () => {
     }
   };
 
-  it('signs in, makes a video from a template with a pet photo, follows it live, plays it and deletes it', async () => {
+  it('signs in, makes a video from a pet photo, follows it live, plays it, pays to remove its watermark, buys a plan and deletes the video', async () => {
     // The landing page: a browser asking for / gets the app, with songs and prices; its JavaScript within budget.
     const reading: Promise<{ url: string; gzip: number }>[] = [];
     const collect = (response: PageResponse) => {
@@ -208,9 +245,37 @@ describe('the web app in Chromium', () => {
     await item.getByText('Watermark').waitFor();
     await shoot(page, 'library', 'phone');
     await onDesktop('/app', 'library', (target) => target.locator('.video-item').first().getByText('Ready').waitFor());
+    mark('library');
+
+    // The watermark removed: Checkout, back to the video, which is made again without it, live.
+    await item.getByRole('link').click();
+    await page.getByRole('button', { name: /^Remove the watermark \(.+\)$/ }).click();
+    await page.waitForURL(`${baseUrl}/app/videos/${videoId}`);
+    await page.getByText('The watermark is gone: this is the new video.').waitFor({ timeout: 90_000 });
+    await page.locator('.facts').getByText('No', { exact: true }).waitFor();
+    expect(page.url()).toBe(`${baseUrl}/app/videos/${videoId}`);
+    await playerReady(page, 2);
+    mark('watermark removed');
+
+    // A plan: the plans in the visitor's currency, Checkout, back to a confirmed plan; then the billing portal.
+    await page.getByRole('link', { name: 'Plan', exact: true }).click();
+    await page.getByRole('button', { name: 'Choose Annual' }).waitFor();
+    await shoot(page, 'plans', 'phone');
+    await onDesktop('/account', 'plans', (target) => target.getByRole('button', { name: 'Choose Annual' }).waitFor());
+    await page.getByRole('button', { name: 'Choose Annual' }).click();
+    await page.waitForURL(/\/checkout\/success\?session_id=cs_test_/);
+    await page.getByText('Your Annual plan is active').waitFor({ timeout: 30_000 });
+    await shoot(page, 'checkout-success', 'phone');
+    await onDesktop('/checkout/success?session_id=cs_test_again', 'checkout-success', (target) => target.getByText('Your Annual plan is active').waitFor({ timeout: 30_000 }));
+    await page.getByRole('link', { name: 'Plan and billing' }).click();
+    await page.getByTestId('current-plan').getByText('Annual plan').waitFor();
+    await page.getByRole('button', { name: 'Manage billing and receipts' }).click();
+    await page.waitForURL(`${baseUrl}/account`);
+    await page.getByTestId('current-plan').getByText('Annual plan').waitFor();
+    mark('plan bought');
 
     // Delete, confirmed in the page; the API no longer lists it.
-    await item.getByRole('link').click();
+    await page.goto(`${baseUrl}/app/videos/${videoId}`);
     await page.getByRole('button', { name: 'Delete video' }).click();
     await page.getByRole('button', { name: 'Yes, delete it' }).click();
     await page.getByText('The video was deleted.').waitFor();
@@ -245,5 +310,5 @@ describe('the web app in Chromium', () => {
 
     expect(problems, problems.join('\n')).toEqual([]);
     expect(service?.exitCode, `the service stopped:\n${output}`).toBeNull();
-  }, 240_000);
+  }, 300_000);
 });

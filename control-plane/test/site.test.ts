@@ -99,7 +99,7 @@ describe('the web app served by the API (built)', () => {
     expect(await response.text()).toBe('');
   });
 
-  it.each(['/app', '/app/', '/app/new', '/app/sign-in', '/app/videos/4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55'])('GET %s (a client-side route) answers index.html whatever Accept says', async (path) => {
+  it.each(['/app', '/app/', '/app/new', '/app/sign-in', '/app/videos/4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55', '/account', '/checkout/success?session_id=cs_test_1', '/checkout/cancel'])('GET %s (a client-side route) answers index.html whatever Accept says', async (path) => {
     for (const accept of [BROWSER_ACCEPT, '*/*']) {
       const response = await fetch(url(path), { headers: { Accept: accept } });
       expect(response.status).toBe(200);
@@ -125,7 +125,7 @@ describe('the web app served by the API (built)', () => {
     const templates = await fetch(url('/templates'), { headers: { Accept: BROWSER_ACCEPT } });
     expect(templates.status).toBe(200);
     expect(templates.headers.get('content-type')).toMatch(/^application\/json/);
-    for (const path of ['/apps', '/application', '/index.html']) {
+    for (const path of ['/apps', '/application', '/index.html', '/checkout', '/checkout/other', '/account/keys']) {
       const response = await fetch(url(path), { headers: { Accept: BROWSER_ACCEPT } });
       expect(response.status, path).toBe(404);
       expect((await json(response)).error.code).toBe('not_found');
@@ -172,7 +172,7 @@ describe('the web app served by the API (not built)', () => {
   });
 
   it('/app and /assets are 404 like any unknown path', async () => {
-    for (const path of ['/app', '/app/new', '/assets/index-Ab12Cd34.js']) {
+    for (const path of ['/app', '/app/new', '/account', '/checkout/success', '/assets/index-Ab12Cd34.js']) {
       const response = await fetch(url(path), { headers: { Accept: BROWSER_ACCEPT } });
       expect(response.status, path).toBe(404);
       expect((await json(response)).error.code).toBe('not_found');

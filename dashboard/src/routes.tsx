@@ -5,9 +5,10 @@ import { Landing } from './pages/Landing.tsx';
 import { NotFound } from './pages/NotFound.tsx';
 
 /**
- * The app's pages. Everything but `/` lives below /app, a prefix no API path uses; the API answers
- * index.html for all of them (control-plane/src/http/site.ts). Pages after the landing load on demand,
- * so the first page carries only what it needs.
+ * The app's pages. Everything but `/` lives below /app, a prefix no API path uses, except Stripe's return
+ * addresses (/account, /checkout/success, /checkout/cancel); the API answers index.html for all of them
+ * (control-plane/src/http/site.ts). Pages after the landing load on demand, so the first page carries only
+ * what it needs.
  */
 function RequireSession() {
   const signedIn = useSession();
@@ -29,12 +30,20 @@ export const router = createBrowserRouter([
       { path: 'app/sign-in', lazy: async () => ({ Component: (await import('./pages/SignIn.tsx')).SignIn }) },
       { path: 'app/callback', lazy: async () => ({ Component: (await import('./pages/Callback.tsx')).Callback }) },
       {
-        path: 'app',
         element: <RequireSession />,
         children: [
-          { index: true, lazy: async () => ({ Component: (await import('./pages/Library.tsx')).Library }) },
-          { path: 'new', lazy: async () => ({ Component: (await import('./pages/Create.tsx')).Create }) },
-          { path: 'videos/:id', lazy: async () => ({ Component: (await import('./pages/VideoPage.tsx')).VideoPage }) },
+          {
+            path: 'app',
+            children: [
+              { index: true, lazy: async () => ({ Component: (await import('./pages/Library.tsx')).Library }) },
+              { path: 'new', lazy: async () => ({ Component: (await import('./pages/Create.tsx')).Create }) },
+              { path: 'videos/:id', lazy: async () => ({ Component: (await import('./pages/VideoPage.tsx')).VideoPage }) },
+            ],
+          },
+          // Stripe's return addresses, as the service sends them (docs/web-app.md); the API serves the app there too.
+          { path: 'account', lazy: async () => ({ Component: (await import('./pages/Account.tsx')).Account }) },
+          { path: 'checkout/success', lazy: async () => ({ Component: (await import('./pages/CheckoutReturn.tsx')).CheckoutSuccess }) },
+          { path: 'checkout/cancel', lazy: async () => ({ Component: (await import('./pages/CheckoutReturn.tsx')).CheckoutCancel }) },
         ],
       },
       { path: '*', element: <NotFound /> },

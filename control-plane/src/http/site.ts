@@ -11,6 +11,11 @@ export const DEFAULT_DASHBOARD_DIR = resolve(import.meta.dirname, '..', '..', '.
  * picks the page. No API path starts with /app (or /assets), so neither side can shadow the other.
  */
 export const APP_PATH_PREFIX = '/app';
+/**
+ * Pages of the app outside /app: where Stripe sends people back (the addresses BillingService gives Checkout and
+ * the billing portal, docs/web-app.md). A fixed list; none is an API path.
+ */
+export const APP_RETURN_PAGES = ['/account', '/checkout/success', '/checkout/cancel'];
 const ASSETS_PATH = '/assets';
 /** The placeholder index.html carries, replaced by the runtime settings below when the API serves it. */
 const CONFIG_PLACEHOLDER = '<meta name="petsing-config" content="{}">';
@@ -72,7 +77,8 @@ export const prefersHtml = (req: Request) => req.accepts(['application/json', 't
  *
  * - `GET /` answers index.html to a request that prefers `text/html` over JSON (a browser) and passes every
  *   other one on to the JSON service index (`Vary: Accept` on both);
- * - `GET /app` and everything below it answers index.html (the app's client-side routes);
+ * - `GET /app` and everything below it, and Stripe's return pages (/account, /checkout/success,
+ *   /checkout/cancel), answer index.html (the app's client-side routes);
  * - `GET /assets/*` serves the hashed, content-addressed build output, cached for a year as immutable.
  *
  * index.html is sent `Cache-Control: no-cache` with the Content-Security-Policy above and the runtime
@@ -114,7 +120,7 @@ export function siteRoutes(context: AppContext): Router {
     if (prefersHtml(req) && (await sendIndex(res))) return;
     next();
   });
-  router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`], async (_req, res, next) => {
+  router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`, ...APP_RETURN_PAGES], async (_req, res, next) => {
     if (!(await sendIndex(res))) next();
   });
   router.use(

@@ -11,6 +11,8 @@ export type Pricing = Schemas['Pricing'];
 export type RenderQueued = Schemas['RenderQueued'];
 export type VideoPage = Schemas['WebVideoPage'];
 export type Aspect = NonNullable<WebVideo['aspect']>;
+export type SubscriptionStatus = Schemas['SubscriptionStatus'];
+export type PlanPrice = Schemas['PlanPrice'];
 
 /** The client of every API call the app makes; paths, parameters and bodies are typed from /openapi.json. */
 export const api = createClient<paths>({ baseUrl: settings.apiBaseUrl });

@@ -45,6 +45,9 @@ export function Shell() {
                 </NavLink>
               </li>
               <li>
+                <NavLink to="/account">Plan</NavLink>
+              </li>
+              <li>
                 <button type="button" className="link-button" onClick={() => session.signOut()}>
                   Sign out
                 </button>

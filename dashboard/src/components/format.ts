@@ -45,3 +45,6 @@ export function failureReason(error: WebVideo['error']): string {
   if (!error) return 'The render failed. The credit it used was given back.';
   return FAILURE_REASONS[error.code] ?? error.message;
 }
+
+export const PLAN_NAMES: Record<string, string> = { weekly: 'Weekly', annual: 'Annual' };
+export const INTERVAL_WORDS: Record<string, string> = { week: 'per week', year: 'per year', month: 'per month' };

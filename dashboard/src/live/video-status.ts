@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiProblem, findVideo, type WebVideo } from '../api/client.ts';
 import { session } from '../auth/session.ts';
 import { settings } from '../settings.ts';
@@ -10,16 +10,10 @@ const POLL_INTERVAL_MS = 3000;
 const TERMINAL = new Set(['completed', 'failed']);
 export const isTerminal = (video: WebVideo | undefined | null) => Boolean(video && TERMINAL.has(video.status));
 
-/**
- * Which of two records of the same video to keep: a read that started before a status event may answer after
- * it, so a finished video never goes back to rendering, and progress never goes back.
- */
-function newer(previous: WebVideo | null | undefined, next: WebVideo): WebVideo {
-  if (!previous || previous.id !== next.id) return next;
-  if (isTerminal(previous) && !isTerminal(next)) return previous;
-  if (!isTerminal(next) && previous.status === next.status && previous.progress > next.progress) return { ...next, progress: previous.progress };
-  return next;
-}
+/** When to stop following: by default once the render ended; a paid re-render waits for the unwatermarked output. */
+export type StopWhen = (video: WebVideo) => boolean;
+export const renderEnded: StopWhen = (video) => isTerminal(video);
+export const watermarkRemoved: StopWhen = (video) => video.status === 'failed' || (video.status === 'completed' && !video.has_watermark);
 
 type StatusEvent = Pick<WebVideo, 'id' | 'status' | 'progress' | 'video_url' | 'thumbnail_url' | 'has_watermark' | 'error'> & { type: 'video.status' };
 type ServerMessage = StatusEvent | { type: 'ready' | 'pong' } | { type: 'error'; message?: string };
@@ -27,22 +21,34 @@ type ServerMessage = StatusEvent | { type: 'ready' | 'pong' } | { type: 'error';
 /**
  * A video kept current: over the status websocket (README "Status websocket": a first `auth` message, then
  * `subscribe` to this video; one `video.status` event per change), falling back to polling GET /user/videos
- * every few seconds when the socket cannot be opened or drops. Stops once the video is completed or failed.
+ * every few seconds when the socket cannot be opened or drops. Stops once `stopWhen` holds (by default: the
+ * video is completed or failed); `follow(stopWhen)` starts following again (a paid re-render).
  * `video` is null once the video is gone (deleted elsewhere).
  */
-export function useLiveVideo(id: string, initial: WebVideo | undefined) {
+export function useLiveVideo(id: string, initial: WebVideo | undefined, initialStopWhen: StopWhen = renderEnded) {
   const [video, setVideo] = useState<WebVideo | null | undefined>(initial?.id === id ? initial : undefined);
   const [connection, setConnection] = useState<LiveConnection>('connecting');
   const [problem, setProblem] = useState<ApiProblem | undefined>();
+  const [following, setFollowing] = useState<{ stopWhen: StopWhen; generation: number }>({ stopWhen: initialStopWhen, generation: 0 });
   const latest = useRef(video);
   latest.current = video;
 
+  const follow = useCallback((stopWhen: StopWhen) => setFollowing((previous) => ({ stopWhen, generation: previous.generation + 1 })), []);
+
   useEffect(() => {
     const abort = new AbortController();
+    const { stopWhen } = following;
     let socket: WebSocket | undefined;
     let pollTimer: ReturnType<typeof setTimeout> | undefined;
     let finished = false;
+    /** Status events received; a read that started before the latest one answers older news and is dropped. */
+    let events = 0;
 
+    const keep = (next: WebVideo | null) => {
+      latest.current = next;
+      setVideo(next);
+      if (!next || stopWhen(next)) finish();
+    };
     const finish = () => {
       finished = true;
       setConnection('done');
@@ -50,14 +56,12 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
       clearTimeout(pollTimer);
     };
     const refresh = async () => {
+      const eventsBefore = events;
       try {
         const found = await findVideo(id, abort.signal);
-        if (abort.signal.aborted) return;
+        if (abort.signal.aborted || events !== eventsBefore) return;
         setProblem(undefined);
-        const kept = found ? newer(latest.current, found) : null;
-        latest.current = kept;
-        setVideo(kept);
-        if (!kept || isTerminal(kept)) finish();
+        keep(found ?? null);
       } catch (error) {
         if (abort.signal.aborted) return;
         if (error instanceof ApiProblem) setProblem(error);
@@ -73,6 +77,7 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
     const listen = () => {
       const token = session.token();
       if (!token || typeof WebSocket === 'undefined') return poll();
+      setConnection('connecting');
       try {
         socket = new WebSocket(settings.wsUrl);
       } catch {
@@ -92,12 +97,10 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
           // Changes made before the subscription took effect are read once.
           void refresh();
         } else if (message.type === 'video.status' && message.id === id && latest.current) {
+          events += 1;
           // The event carries everything the page shows (status, progress, links, watermark, error).
           const { type: _type, ...change } = message;
-          const merged = newer(latest.current, { ...latest.current, ...change });
-          latest.current = merged;
-          setVideo(merged);
-          if (isTerminal(merged)) finish();
+          keep({ ...latest.current, ...change });
         }
       });
       socket.addEventListener('close', () => {
@@ -106,8 +109,9 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
     };
 
     // A record handed over by the create page is current; anything else is read first.
-    if (!latest.current || isTerminal(latest.current)) void refresh().then(() => !finished && listen());
-    else listen();
+    const current = latest.current;
+    if (following.generation === 0 && current && !stopWhen(current)) listen();
+    else void refresh().then(() => !finished && !abort.signal.aborted && listen());
 
     return () => {
       abort.abort();
@@ -115,7 +119,7 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined) {
       clearTimeout(pollTimer);
       socket?.close(1000, 'page left');
     };
-  }, [id]);
+  }, [id, following]);
 
-  return { video, connection, problem };
+  return { video, connection, problem, follow };
 }

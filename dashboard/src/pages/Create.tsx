@@ -136,7 +136,7 @@ export function Create() {
               <p>Your plan includes this video, without a watermark.</p>
             ) : noCredits ? (
               <p>
-                You have used this month&apos;s free videos; they come back on {formatDate(me.free_credits_reset_at)}. <Link to="/#pricing">See the plans</Link>.
+                You have used this month&apos;s free videos; they come back on {formatDate(me.free_credits_reset_at)}. <Link to="/account">See the plans</Link>.
               </p>
             ) : (
               <p>

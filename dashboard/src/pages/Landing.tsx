@@ -2,10 +2,9 @@ import { useEffect } from 'react';
 import { Link, useLocation } from 'react-router';
 import { api, call } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { INTERVAL_WORDS, PLAN_NAMES } from '../components/format.ts';
 import { TemplatePreview } from '../components/TemplatePreview.tsx';
 import { useLoad } from '../components/use-load.ts';
-
-const INTERVAL_WORDS: Record<string, string> = { week: 'per week', year: 'per year', month: 'per month' };
 
 /** The signed-out start page: what the product does, the songs playing, and the prices in the visitor's currency. */
 export function Landing() {
@@ -71,7 +70,7 @@ export function Landing() {
           </li>
           {pricing.data?.plans.map((plan) => (
             <li key={plan.plan_type} className="card plan">
-              <h3>{plan.plan_type === 'annual' ? 'Annual' : plan.plan_type === 'weekly' ? 'Weekly' : plan.plan_type}</h3>
+              <h3>{PLAN_NAMES[plan.plan_type] ?? plan.plan_type}</h3>
               <p className="price">
                 {plan.formatted} <span className="muted">{INTERVAL_WORDS[plan.interval] ?? plan.interval}</span>
               </p>

@@ -1,9 +1,11 @@
 import { useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiProblem, call, type WebVideo } from '../api/client.ts';
+import { leaveForCheckout } from '../api/checkout.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { aspectLabel, failureReason, formatDateTime, statusText } from '../components/format.ts';
-import { useLiveVideo, type LiveConnection } from '../live/video-status.ts';
+import { useLoad } from '../components/use-load.ts';
+import { renderEnded, useLiveVideo, watermarkRemoved, type LiveConnection } from '../live/video-status.ts';
 
 const CONNECTION_WORDS: Record<LiveConnection, string> = {
   connecting: 'Connecting for live updates…',
@@ -17,11 +19,36 @@ export function VideoPage() {
   const { id = '' } = useParams();
   const location = useLocation();
   const navigate = useNavigate();
-  const initial = (location.state as { video?: WebVideo } | null)?.video;
-  const { video, connection, problem } = useLiveVideo(id, initial);
+  const handedOver = location.state as { video?: WebVideo; awaitingRemoval?: boolean } | null;
+  // Back from paying for the watermark's removal: follow the video until its re-render without it is done.
+  const [awaitingRemoval, setAwaitingRemoval] = useState(Boolean(handedOver?.awaitingRemoval));
+  const { video, connection, problem, follow } = useLiveVideo(id, handedOver?.video, awaitingRemoval ? watermarkRemoved : renderEnded);
+  const pricing = useLoad((signal) => call(api.GET('/subscription/pricing', { signal })), 'pricing');
   const [confirming, setConfirming] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem>();
+  const [buying, setBuying] = useState(false);
+  const [buyProblem, setBuyProblem] = useState<ApiProblem>();
+
+  const removeWatermark = async () => {
+    setBuying(true);
+    setBuyProblem(undefined);
+    try {
+      const session = await call(api.POST('/subscription/create-one-time-checkout', { body: { video_id: id } }));
+      if (session.url) {
+        leaveForCheckout(session.url, { purpose: 'watermark_removal', videoId: id });
+        return;
+      }
+      // Already paid for: the re-render without the watermark (re)started.
+      setBuying(false);
+      setAwaitingRemoval(true);
+      follow(watermarkRemoved);
+    } catch (error) {
+      setBuying(false);
+      setBuyProblem(error instanceof ApiProblem ? error : new ApiProblem('The purchase could not start.', 'Try again.', undefined, undefined));
+    }
+  };
+  const removalDone = Boolean(video && awaitingRemoval && watermarkRemoved(video));
 
   const remove = async () => {
     setDeleting(true);
@@ -55,6 +82,15 @@ export function VideoPage() {
         <p role="status">Loading…</p>
       ) : (
         <>
+          {awaitingRemoval ? (
+            <p className="notice" role="status">
+              {removalDone
+                ? video.status === 'failed'
+                  ? 'Removing the watermark failed; the payment is kept and the removal can be started again from this page.'
+                  : 'The watermark is gone: this is the new video.'
+                : 'Payment received. The video is being made again without the watermark…'}
+            </p>
+          ) : null}
           <div className="status-panel" data-status={video.status}>
             <p className="status-line" role="status" aria-live="polite" data-testid="video-status">
               {statusText(video)}
@@ -93,6 +129,11 @@ export function VideoPage() {
                 Download
               </a>
             ) : null}
+            {video.status === 'completed' && video.has_watermark && !awaitingRemoval ? (
+              <button type="button" className="button button-secondary" onClick={() => void removeWatermark()} disabled={buying} aria-busy={buying}>
+                {buying ? 'Opening checkout…' : `Remove the watermark${pricing.data ? ` (${pricing.data.watermark_removal.formatted})` : ''}`}
+              </button>
+            ) : null}
             {confirming ? (
               <div className="confirm" role="group" aria-label="Confirm deleting">
                 <p>Delete this video for good? The credit it used is not given back.</p>
@@ -110,6 +151,7 @@ export function VideoPage() {
             )}
           </div>
           <ErrorNotice problem={deleteProblem} title="The video could not be deleted." />
+          <ErrorNotice problem={buyProblem} title="The watermark cannot be removed right now." />
         </>
       )}
       <p>
