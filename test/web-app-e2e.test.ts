@@ -79,13 +79,14 @@ describe('the web app in Chromium', () => {
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--autoplay-policy=no-user-gesture-required'] });
-    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 90_000);
+    // Three test files start `petsing start`; on a loaded 2-core machine a start takes up to 2 minutes.
+    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 150_000);
     mark('service up');
     phone = await browser.newContext(SIZES.phone);
     await standInForStripe(phone);
     page = await phone.newPage();
     watch(page);
-  }, 150_000);
+  }, 200_000);
 
   afterAll(async () => {
     await browser?.close();
