@@ -9,6 +9,7 @@ import { emailRoutes } from './routes/email.routes.ts';
 import { filesRoutes } from './routes/files.routes.ts';
 import { hostedAudioRoutes } from './routes/hosted-audio.routes.ts';
 import { webAppRoutes } from './routes/web-app.routes.ts';
+import { webDeveloperRoutes } from './routes/web-developer.routes.ts';
 import { webVideosRoutes } from './routes/web-videos.routes.ts';
 import { mcpRoutes } from './routes/mcp.routes.ts';
 import { OAUTH_CLIENT_PATHS, oauthRoutes } from './routes/oauth.routes.ts';
@@ -51,6 +52,7 @@ export function createApp(context: AppContext): Express {
   app.use(hostedAudioRoutes(context));
   app.use(emailRoutes(context));
   app.use(webAppRoutes(context));
+  app.use(webDeveloperRoutes(context));
   app.use(subscriptionRoutes(context));
   app.use(webVideosRoutes(context));
   app.use(speechRoutes(context));

@@ -10,12 +10,14 @@ import { registerSocialPaths } from './social.routes.ts';
 import { registerStripeWebhookPaths } from './stripe-webhook.routes.ts';
 import { registerSubscriptionPaths } from './subscription.routes.ts';
 import { registerWebAppPaths } from './web-app.routes.ts';
+import { registerWebDeveloperPaths } from './web-developer.routes.ts';
 import { registerWebVideoPaths } from './web-videos.routes.ts';
 
 /** Every route module's OpenAPI paths; /openapi.json is built from these and the same zod schemas. */
 export const openApiContributors: OpenApiContributor[] = [
   registerServicePaths,
   registerWebAppPaths,
+  registerWebDeveloperPaths,
   registerSubscriptionPaths,
   registerStripeWebhookPaths,
   registerWebVideoPaths,
