@@ -39,7 +39,8 @@ const SIZES = {
  * Stripe: development sign-in, a video made from a template with a real pet photo, its progress seen live
  * over the websocket, the finished video playing inline, the library, the watermark removed and a plan
  * bought through Stripe Checkout (its pages stood in for by the test: it completes the session, delivers the
- * signed webhook and sends the browser back where Stripe would), the billing portal's round trip, deleting.
+ * signed webhook and sends the browser back where Stripe would), the billing portal's round trip, an API key
+ * made, used and revoked on the developer page, API credits bought, deleting.
  * Every page is photographed at phone and desktop size.
  */
 describe('the web app in Chromium', () => {
@@ -146,7 +147,7 @@ describe('the web app in Chromium', () => {
     }
   };
 
-  it('signs in, makes a video from a pet photo, follows it live, plays it, pays to remove its watermark, buys a plan and deletes the video', async () => {
+  it('signs in, makes a video from a pet photo, follows it live, plays it, pays to remove its watermark, buys a plan, manages API keys and credits, deletes the video', async () => {
     // The landing page: a browser asking for / gets the app, with songs and prices; its JavaScript within budget.
     const reading: Promise<{ url: string; gzip: number }>[] = [];
     const collect = (response: PageResponse) => {
@@ -274,6 +275,34 @@ describe('the web app in Chromium', () => {
     await page.waitForURL(`${baseUrl}/account`);
     await page.getByTestId('current-plan').getByText('Annual plan').waitFor();
     mark('plan bought');
+
+    // Developers: a read-only key made in the page works from outside, is shown only once, and answers 401 once
+    // revoked there; API credits bought through Checkout show in the balance and the ledger.
+    await page.getByRole('link', { name: 'Developers', exact: true }).click();
+    await page.getByLabel('Key name').fill('e2e laptop');
+    await page.getByLabel(/^Read-only/).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('API key', { exact: true }).inputValue();
+    expect(key).toMatch(/^psk_live_/);
+    const asKey = () => fetch(`${baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${key}` } });
+    const me = await asKey();
+    expect(me.status).toBe(200);
+    expect((await json(me)).scopes).toEqual(['videos:read']);
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.reload();
+    await page.getByTestId('api-key').getByText('e2e laptop').waitFor();
+    expect(await page.content()).not.toContain(key);
+    await page.getByRole('button', { name: 'Buy 100 credits' }).click();
+    await page.waitForURL(`${baseUrl}/app/developers`);
+    await page.getByTestId('credit-balance').getByText('100', { exact: true }).waitFor({ timeout: 30_000 });
+    await page.getByRole('cell', { name: 'Credits bought' }).waitFor();
+    await shoot(page, 'developers', 'phone');
+    await onDesktop('/app/developers', 'developers', (target) => target.getByTestId('credit-balance').getByText('100', { exact: true }).waitFor());
+    await page.getByRole('button', { name: 'Revoke e2e laptop' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke it' }).click();
+    await page.getByTestId('api-key').getByText(/^Revoked/).waitFor();
+    expect((await asKey()).status).toBe(401);
+    mark('developers');
 
     // Delete, confirmed in the page; the API no longer lists it.
     await page.goto(`${baseUrl}/app/videos/${videoId}`);

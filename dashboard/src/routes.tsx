@@ -38,6 +38,7 @@ export const router = createBrowserRouter([
               { index: true, lazy: async () => ({ Component: (await import('./pages/Library.tsx')).Library }) },
               { path: 'new', lazy: async () => ({ Component: (await import('./pages/Create.tsx')).Create }) },
               { path: 'videos/:id', lazy: async () => ({ Component: (await import('./pages/VideoPage.tsx')).VideoPage }) },
+              { path: 'developers', lazy: async () => ({ Component: (await import('./pages/Developers.tsx')).Developers }) },
             ],
           },
           // Stripe's return addresses, as the service sends them (docs/web-app.md); the API serves the app there too.

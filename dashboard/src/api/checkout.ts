@@ -3,7 +3,10 @@
  * sessionStorage; Stripe sends it back to {SITE_URL}/checkout/success or /checkout/cancel (the service's
  * return addresses, docs/web-app.md), where the app reads the note to show the right page.
  */
-export type CheckoutPurpose = { purpose: 'plan'; plan: string } | { purpose: 'watermark_removal'; videoId: string };
+export type CheckoutPurpose =
+  | { purpose: 'plan'; plan: string }
+  | { purpose: 'watermark_removal'; videoId: string }
+  | { purpose: 'credit_pack'; pack: string };
 
 const KEY = 'petsing.checkout';
 

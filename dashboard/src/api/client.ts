@@ -13,6 +13,8 @@ export type VideoPage = Schemas['WebVideoPage'];
 export type Aspect = NonNullable<WebVideo['aspect']>;
 export type SubscriptionStatus = Schemas['SubscriptionStatus'];
 export type PlanPrice = Schemas['PlanPrice'];
+export type WebApiKey = Schemas['WebApiKey'];
+export type CreditPack = Schemas['CreditPack'];
 
 /** The client of every API call the app makes; paths, parameters and bodies are typed from /openapi.json. */
 export const api = createClient<paths>({ baseUrl: settings.apiBaseUrl });

@@ -48,6 +48,9 @@ export function Shell() {
                 <NavLink to="/account">Plan</NavLink>
               </li>
               <li>
+                <NavLink to="/app/developers">Developers</NavLink>
+              </li>
+              <li>
                 <button type="button" className="link-button" onClick={() => session.signOut()}>
                   Sign out
                 </button>

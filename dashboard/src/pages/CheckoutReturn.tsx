@@ -14,7 +14,7 @@ export function CheckoutSuccess() {
   const [gaveUp, setGaveUp] = useState(false);
 
   useEffect(() => {
-    if (purpose?.purpose === 'watermark_removal') return;
+    if (purpose && purpose.purpose !== 'plan') return;
     const abort = new AbortController();
     let tries = 0;
     const check = async () => {
@@ -32,6 +32,7 @@ export function CheckoutSuccess() {
   if (purpose?.purpose === 'watermark_removal') {
     return <Navigate to={`/app/videos/${purpose.videoId}`} replace state={{ awaitingRemoval: true }} />;
   }
+  if (purpose?.purpose === 'credit_pack') return <Navigate to="/app/developers" replace state={{ awaitingCredits: true }} />;
   return (
     <section className="page narrow">
       <h1>Thank you</h1>
@@ -63,7 +64,13 @@ export function CheckoutCancel() {
       <h1>Payment cancelled</h1>
       <p>Nothing was charged.</p>
       <p>
-        {purpose?.purpose === 'watermark_removal' ? <Link to={`/app/videos/${purpose.videoId}`}>Back to the video</Link> : <Link to="/account">Back to the plans</Link>}
+        {purpose?.purpose === 'watermark_removal' ? (
+          <Link to={`/app/videos/${purpose.videoId}`}>Back to the video</Link>
+        ) : purpose?.purpose === 'credit_pack' ? (
+          <Link to="/app/developers">Back to the developer page</Link>
+        ) : (
+          <Link to="/account">Back to the plans</Link>
+        )}
       </p>
     </section>
   );
