@@ -40,7 +40,8 @@ const SIZES = {
  * over the websocket, the finished video playing inline, the library, the watermark removed and a plan
  * bought through Stripe Checkout (its pages stood in for by the test: it completes the session, delivers the
  * signed webhook and sends the browser back where Stripe would), the billing portal's round trip, an API key
- * made, used and revoked on the developer page, API credits bought, deleting.
+ * made, used and revoked on the developer page, API credits bought, a recording made with Chromium's fake
+ * microphone turned into a video, deleting.
  * Every page is photographed at phone and desktop size.
  */
 describe('the web app in Chromium', () => {
@@ -79,7 +80,14 @@ describe('the web app in Chromium', () => {
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--autoplay-policy=no-user-gesture-required'] });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: [
+        '--no-sandbox',
+        '--disable-dev-shm-usage',
+        '--autoplay-policy=no-user-gesture-required',
+        // A microphone that plays a tone, allowed without asking: the recording create.
+        '--use-fake-device-for-media-stream',
+        '--use-fake-ui-for-media-stream',
+      ], });
     // Three test files start `petsing start`; on a loaded 2-core machine a start takes up to 2 minutes.
     await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 150_000);
     mark('service up');
@@ -147,7 +155,7 @@ describe('the web app in Chromium', () => {
     }
   };
 
-  it('signs in, makes a video from a pet photo, follows it live, plays it, pays to remove its watermark, buys a plan, manages API keys and credits, deletes the video', async () => {
+  it('signs in, makes a video from a pet photo, follows it live, plays it, pays to remove its watermark, buys a plan, manages API keys and credits, records a voice, deletes', async () => {
     // The landing page: a browser asking for / gets the app, with songs and prices; its JavaScript within budget.
     const reading: Promise<{ url: string; gzip: number }>[] = [];
     const collect = (response: PageResponse) => {
@@ -303,6 +311,28 @@ describe('the web app in Chromium', () => {
     await page.getByTestId('api-key').getByText(/^Revoked/).waitFor();
     expect((await asKey()).status).toBe(401);
     mark('developers');
+
+    // A recording made in the browser (Chromium's fake microphone) becomes an audio create, as long as the take.
+    await page.getByRole('link', { name: 'New video', exact: true }).click();
+    await page.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
+    await page.getByText('Your plan includes this video').waitFor();
+    await page.getByLabel('Record your voice').check();
+    await page.getByRole('button', { name: 'Start recording' }).click();
+    await page.getByText(/^Recording… 3 s/).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Stop recording' }).click();
+    const recorded = Number(/Recorded (\d+\.\d) s/.exec((await page.getByText(/^Recorded \d/).textContent()) ?? '')?.[1]);
+    expect(recorded).toBeGreaterThanOrEqual(3);
+    await shoot(page, 'create-recording', 'phone');
+    await page.getByRole('button', { name: 'Make it sing' }).click();
+    await page.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
+    await page.getByTestId('video-status').getByText('Ready').waitFor({ timeout: 120_000 });
+    await playerReady(page, 3);
+    const recordedVideo = await page.locator('.player video').evaluate((element) => (element as unknown as MediaElement).duration);
+    expect(Math.abs(recordedVideo - recorded)).toBeLessThan(0.75);
+    await page.getByRole('button', { name: 'Delete video' }).click();
+    await page.getByRole('button', { name: 'Yes, delete it' }).click();
+    await page.getByText('The video was deleted.').waitFor();
+    mark('recording');
 
     // Delete, confirmed in the page; the API no longer lists it.
     await page.goto(`${baseUrl}/app/videos/${videoId}`);

@@ -3,21 +3,37 @@ import { Link, useNavigate } from 'react-router';
 import { api, ApiProblem, call, type Aspect } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { ASPECTS, formatDate } from '../components/format.ts';
+import { Recorder } from '../components/Recorder.tsx';
 import { TemplatePreview } from '../components/TemplatePreview.tsx';
 import { useLoad } from '../components/use-load.ts';
 
 const PHOTO_TYPES = 'image/jpeg,image/png,image/webp';
 const MAX_PHOTO_BYTES = 15 * 1024 * 1024;
+const AUDIO_TYPES = 'audio/mpeg,audio/mp3,audio/wav,audio/x-wav,audio/mp4,audio/x-m4a,audio/aac,audio/webm';
+const MAX_AUDIO_BYTES = 20 * 1024 * 1024;
+
+/** Where the video's sound comes from: a template song, a recording made here, or an audio file. */
+type SoundSource = 'song' | 'recording' | 'file';
+const SOUND_SOURCES: { value: SoundSource; label: string }[] = [
+  { value: 'song', label: 'A song' },
+  { value: 'recording', label: 'Record your voice' },
+  { value: 'file', label: 'An audio file' },
+];
 
 /** Make a video from a template: a photo (camera or library), a song, a shape; credits shown before the tap. */
 export function Create() {
   const navigate = useNavigate();
-  const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId() };
+  const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId(), source: useId(), audioFile: useId() };
   const account = useLoad((signal) => call(api.GET('/user/me', { signal })), 'me');
   const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
   const [photo, setPhoto] = useState<File>();
   const [photoProblem, setPhotoProblem] = useState<string>();
   const [templateId, setTemplateId] = useState<string>();
+  const [source, setSource] = useState<SoundSource>('song');
+  const [recording, setRecording] = useState<File>();
+  const [audioFile, setAudioFile] = useState<File>();
+  const [audioProblem, setAudioProblem] = useState<string>();
+  const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
   const [aspect, setAspect] = useState<Aspect>('square');
   const [problem, setProblem] = useState<ApiProblem>();
   const [busy, setBusy] = useState(false);
@@ -30,7 +46,19 @@ export function Create() {
 
   const me = account.data;
   const noCredits = Boolean(me && !me.subscribed && me.free_credits < 1);
-  const ready = Boolean(photo && templateId && me && !noCredits && !busy);
+  const soundReady = source === 'song' ? Boolean(templateId) : Boolean(audio);
+  const ready = Boolean(photo && soundReady && me && !noCredits && !busy);
+
+  const pickAudio = (file: File | undefined) => {
+    setProblem(undefined);
+    if (!file) return;
+    if (file.size > MAX_AUDIO_BYTES) {
+      setAudioProblem('This file is larger than 20 MB. Choose a shorter one.');
+      return;
+    }
+    setAudioProblem(undefined);
+    setAudioFile(file);
+  };
 
   const pickPhoto = (file: File | undefined) => {
     setProblem(undefined);
@@ -45,20 +73,21 @@ export function Create() {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (!photo || !templateId) return;
+    if (!photo || (source === 'song' ? !templateId : !audio)) return;
     setBusy(true);
     setProblem(undefined);
     try {
       const form = new FormData();
       form.append('image', photo);
-      form.append('template_id', templateId);
       form.append('aspect', aspect);
-      const queued = await call(
-        api.POST('/create-with-template', {
-          body: { template_id: templateId, aspect },
-          bodySerializer: () => form,
-        }),
-      );
+      let queued;
+      if (source === 'song') {
+        form.append('template_id', templateId!);
+        queued = await call(api.POST('/create-with-template', { body: { template_id: templateId!, aspect }, bodySerializer: () => form }));
+      } else {
+        form.append('audio', audio!);
+        queued = await call(api.POST('/create-with-audio', { body: { aspect }, bodySerializer: () => form }));
+      }
       void navigate(`/app/videos/${queued.id}`, { state: { video: queued.video } });
     } catch (error) {
       setBusy(false);
@@ -96,20 +125,44 @@ export function Create() {
         </fieldset>
 
         <fieldset>
-          <legend>2. The song</legend>
-          <ErrorNotice problem={templates.problem} title="The songs could not be loaded." />
-          {templates.loading && !templates.data ? <p aria-live="polite">Loading songs…</p> : null}
-          <div className="choice-grid">
-            {templates.data?.map((template) => (
-              <div key={template.id} className={`choice card${templateId === template.id ? ' choice-selected' : ''}`}>
-                <input type="radio" id={`${ids.song}-${template.id}`} name="template_id" value={template.id} checked={templateId === template.id} onChange={() => setTemplateId(template.id)} />
-                <label htmlFor={`${ids.song}-${template.id}`}>
-                  <strong>{template.name}</strong> <span className="muted">{Math.round(template.duration_seconds)} s</span>
-                </label>
-                <TemplatePreview template={template} autoPlay={false} />
+          <legend>2. The sound</legend>
+          <div className="source-options" role="radiogroup" aria-label="Where the sound comes from">
+            {SOUND_SOURCES.map((option) => (
+              <div key={option.value} className="shape-option">
+                <input type="radio" id={`${ids.source}-${option.value}`} name="sound" value={option.value} checked={source === option.value} onChange={() => setSource(option.value)} />
+                <label htmlFor={`${ids.source}-${option.value}`}>{option.label}</label>
               </div>
             ))}
           </div>
+          {source === 'song' ? (
+            <>
+              <ErrorNotice problem={templates.problem} title="The songs could not be loaded." />
+              {templates.loading && !templates.data ? <p aria-live="polite">Loading songs…</p> : null}
+              <div className="choice-grid">
+                {templates.data?.map((template) => (
+                  <div key={template.id} className={`choice card${templateId === template.id ? ' choice-selected' : ''}`}>
+                    <input type="radio" id={`${ids.song}-${template.id}`} name="template_id" value={template.id} checked={templateId === template.id} onChange={() => setTemplateId(template.id)} />
+                    <label htmlFor={`${ids.song}-${template.id}`}>
+                      <strong>{template.name}</strong> <span className="muted">{Math.round(template.duration_seconds)} s</span>
+                    </label>
+                    <TemplatePreview template={template} autoPlay={false} />
+                  </div>
+                ))}
+              </div>
+            </>
+          ) : source === 'recording' ? (
+            <Recorder onRecorded={setRecording} />
+          ) : (
+            <div className="field">
+              <label htmlFor={ids.audioFile}>Audio file (MP3, WAV, M4A or WebM; 2 to 30 seconds, up to 20 MB)</label>
+              <input id={ids.audioFile} type="file" accept={AUDIO_TYPES} onChange={(event) => pickAudio(event.target.files?.[0])} />
+              {audioProblem ? (
+                <p className="field-error" role="alert">
+                  {audioProblem}
+                </p>
+              ) : null}
+            </div>
+          )}
         </fieldset>
 
         <fieldset>
@@ -152,7 +205,7 @@ export function Create() {
         <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
           {busy ? 'Uploading…' : 'Make it sing'}
         </button>
-        {!photo ? <p className="muted">Pick a photo to continue.</p> : null}
+        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">Pick the sound to continue.</p> : null}
       </form>
       <p>
         <Link to="/app">Back to my videos</Link>
