@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,11 @@ const PET_PHOTO = join(ROOT, '..', 'shared', 'pets', 'cat-01.jpg');
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(ROOT, 'docs', 'screenshots');
 const FIRST_PAGE_JS_BUDGET_BYTES = 150 * 1024;
 const STRIPE_WEBHOOK_SECRET = 'whsec_petsing_web_e2e';
+/** The photo's hand-checked mouth, as fractions of its width and height (shared/pets/landmarks.json). */
+const PET_MOUTH = (() => {
+  const { mouth, width, height } = JSON.parse(readFileSync(join(ROOT, '..', 'shared', 'pets', 'landmarks.json'), 'utf8'))['cat-01.jpg'] as { mouth: [number, number]; width: number; height: number };
+  return { x: mouth[0] / width, y: mouth[1] / height };
+})();
 /** The parts of a <video> element read here (the test program is type-checked without the DOM library). */
 type MediaElement = { play(): Promise<void>; pause(): void; duration: number; readyState: number; paused: boolean; currentTime: number };
 /** Waits until every <img> of the page has loaded (so a screenshot shows them). */
@@ -36,7 +41,8 @@ const SIZES = {
 /**
  * The web app in a real Chromium against `petsing start` on its embedded defaults (PGlite, local object
  * store, Temporal dev server, control and render workers), with Stripe pointed at the test suite's local
- * Stripe: development sign-in, a video made from a template with a real pet photo, its progress seen live
+ * Stripe: development sign-in, a video made from a template with a real pet photo whose mouth marker (where
+ * the photo check found the mouth) is dragged and nudged by a key, its progress seen live
  * over the websocket, the finished video playing inline, the library, the watermark removed and a plan
  * bought through Stripe Checkout (its pages stood in for by the test: it completes the session, delivers the
  * signed webhook and sends the browser back where Stripe would), the billing portal's round trip, an API key
@@ -187,9 +193,29 @@ describe('the web app in Chromium', () => {
     mark('signed in');
     await page.getByText('2 free videos left').waitFor();
     await page.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
-    await page.getByAltText('The photo you picked').waitFor();
+
+    // The photo check shows where the mouth was found; the marker is dragged (and nudged with a key) elsewhere.
+    const marker = page.getByRole('button', { name: /^Your pet's mouth:/ });
+    await marker.waitFor({ timeout: 60_000 });
+    await page.getByTestId('face-check').getByText("We found your pet's mouth").waitFor();
+    const markerAt = async () => ({ x: Number(await marker.getAttribute('data-x')), y: Number(await marker.getAttribute('data-y')) });
+    const found = await markerAt();
+    expect(Math.hypot(found.x - PET_MOUTH.x, found.y - PET_MOUTH.y), JSON.stringify({ found, PET_MOUTH })).toBeLessThan(0.12);
     await imagesLoaded(page);
     await shoot(page, 'create', 'phone');
+    const frame = (await page.locator('.marker-frame').boundingBox())!;
+    await page.mouse.move(frame.x + found.x * frame.width, frame.y + found.y * frame.height);
+    await page.mouse.down();
+    await page.mouse.move(frame.x + (found.x + 0.1) * frame.width, frame.y + (found.y + 0.05) * frame.height, { steps: 5 });
+    await page.mouse.up();
+    const dragged = await markerAt();
+    expect(Math.abs(dragged.x - (found.x + 0.1))).toBeLessThan(0.01);
+    expect(Math.abs(dragged.y - (found.y + 0.05))).toBeLessThan(0.01);
+    await marker.press('ArrowLeft');
+    const placed = await markerAt();
+    expect(placed.x).toBeCloseTo(dragged.x - 0.01, 3);
+    await page.getByTestId('face-check').getByText('The mouth is where you put the marker.').waitFor();
+
     // The first song (the oldest template), as GET /templates lists them, and the story shape.
     await page.locator('input[name=template_id]').first().check();
     const [chosen] = await json(fetch(`${baseUrl}/templates`));
@@ -208,7 +234,14 @@ describe('the web app in Chromium', () => {
     // so a fast render cannot slip between two looks.
     const panelTexts: string[] = [];
     await page.exposeFunction('reportStatusPanel', (text: string) => panelTexts.push(text));
+    const creating = page.waitForRequest((request) => request.url().endsWith('/create-with-template'));
     await page.getByRole('button', { name: 'Make it sing' }).click();
+    // The create names the checked photo and carries the mouth where the marker was left.
+    const form = (await creating).postData() ?? '';
+    const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)\r\n`).exec(form)?.[1];
+    expect(field('image_id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(form).not.toContain('filename=');
+    expect(JSON.parse(field('face') ?? '{}').mouth).toEqual(placed);
     await page.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
     const videoId = page.url().split('/').pop()!;
     mark('created');
@@ -316,6 +349,7 @@ describe('the web app in Chromium', () => {
     await page.getByRole('link', { name: 'New video', exact: true }).click();
     await page.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
     await page.getByText('Your plan includes this video').waitFor();
+    await page.getByTestId('face-check').getByText("We found your pet's mouth").waitFor({ timeout: 60_000 });
     await page.getByLabel('Record your voice').check();
     await page.getByRole('button', { name: 'Start recording' }).click();
     await page.getByText(/^Recording… 3 s/).waitFor({ timeout: 15_000 });

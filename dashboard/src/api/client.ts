@@ -15,6 +15,7 @@ export type SubscriptionStatus = Schemas['SubscriptionStatus'];
 export type PlanPrice = Schemas['PlanPrice'];
 export type WebApiKey = Schemas['WebApiKey'];
 export type CreditPack = Schemas['CreditPack'];
+export type CheckedImage = Schemas['ApiImage'];
 
 /** The client of every API call the app makes; paths, parameters and bodies are typed from /openapi.json. */
 export const api = createClient<paths>({ baseUrl: settings.apiBaseUrl });

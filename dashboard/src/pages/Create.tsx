@@ -1,8 +1,9 @@
 import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, ApiProblem, call, type Aspect } from '../api/client.ts';
+import { api, ApiProblem, call, type Aspect, type CheckedImage } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { ASPECTS, formatDate } from '../components/format.ts';
+import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
 import { TemplatePreview } from '../components/TemplatePreview.tsx';
 import { useLoad } from '../components/use-load.ts';
@@ -35,6 +36,10 @@ export function Create() {
   const [audioProblem, setAudioProblem] = useState<string>();
   const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
   const [aspect, setAspect] = useState<Aspect>('square');
+  // The photo check (POST /images): where the pet's mouth was found, and where the person put the marker.
+  const [check, setCheck] = useState<{ state: 'checking' } | { state: 'done'; image: CheckedImage } | { state: 'failed'; problem: ApiProblem }>();
+  const [mouth, setMouth] = useState<Point>();
+  const [moved, setMoved] = useState(false);
   const [problem, setProblem] = useState<ApiProblem>();
   const [busy, setBusy] = useState(false);
 
@@ -43,11 +48,38 @@ export function Create() {
   useEffect(() => {
     if (!templateId && templates.data?.[0]) setTemplateId(templates.data[0].id);
   }, [templateId, templates.data]);
+  useEffect(() => {
+    if (!photo) return;
+    const abort = new AbortController();
+    setCheck({ state: 'checking' });
+    setMouth(undefined);
+    setMoved(false);
+    const form = new FormData();
+    form.append('image', photo);
+    // The form carries the file; `body` only satisfies the operation's type.
+    call(api.POST('/images', { body: { image: '' }, bodySerializer: () => form, signal: abort.signal })).then(
+      (image) => {
+        setCheck({ state: 'done', image });
+        setMouth(image.face?.mouth ?? { x: 0.5, y: 0.6 });
+      },
+      (error: unknown) => {
+        if (abort.signal.aborted) return;
+        // The create checks the upload itself then; nothing is lost but the marker.
+        setCheck({ state: 'failed', problem: error instanceof ApiProblem ? error : new ApiProblem('The photo could not be checked.', 'Try again.', undefined, undefined) });
+      },
+    );
+    return () => abort.abort();
+  }, [photo]);
+  const checked = check?.state === 'done' ? check.image : undefined;
+  const moveMouth = (point: Point) => {
+    setMouth(point);
+    setMoved(true);
+  };
 
   const me = account.data;
   const noCredits = Boolean(me && !me.subscribed && me.free_credits < 1);
   const soundReady = source === 'song' ? Boolean(templateId) : Boolean(audio);
-  const ready = Boolean(photo && soundReady && me && !noCredits && !busy);
+  const ready = Boolean(photo && soundReady && me && !noCredits && !busy && check?.state !== 'checking');
 
   const pickAudio = (file: File | undefined) => {
     setProblem(undefined);
@@ -78,7 +110,17 @@ export function Create() {
     setProblem(undefined);
     try {
       const form = new FormData();
-      form.append('image', photo);
+      if (checked) {
+        // The checked photo by id; the face only when the person moved the marker or none was found.
+        form.append('image_id', checked.id);
+        if (mouth && (moved || !checked.face)) {
+          const found = checked.face;
+          const face = found ? { mouth, nose: found.nose, chin: found.chin, ...(found.eyes.length === 2 ? { eyes: found.eyes } : {}) } : { mouth };
+          form.append('face', JSON.stringify(face));
+        }
+      } else {
+        form.append('image', photo);
+      }
       form.append('aspect', aspect);
       let queued;
       if (source === 'song') {
@@ -104,7 +146,13 @@ export function Create() {
           <legend>1. Your pet&apos;s photo</legend>
           <p className="muted">A clear, front-facing photo works best. JPEG, PNG or WebP, up to 15 MB.</p>
           <div className="photo-picker">
-            {photoUrl ? <img src={photoUrl} alt="The photo you picked" className="photo-preview" /> : <div className="photo-preview photo-empty" aria-hidden="true" />}
+            {photoUrl && checked && mouth ? (
+              <MouthMarker src={photoUrl} point={mouth} onMove={moveMouth} label="Your pet's mouth" />
+            ) : photoUrl ? (
+              <img src={photoUrl} alt="The photo you picked" className="photo-preview" />
+            ) : (
+              <div className="photo-preview photo-empty" aria-hidden="true" />
+            )}
             <div className="photo-buttons">
               <label className="button button-secondary file-button" htmlFor={ids.camera}>
                 Take a photo
@@ -117,6 +165,19 @@ export function Create() {
             </div>
           </div>
           {photo ? <p className="muted">Picked: {photo.name}</p> : null}
+          <div aria-live="polite" data-testid="face-check">
+            {check?.state === 'checking' ? <p>Finding your pet&apos;s face…</p> : null}
+            {checked ? (
+              <p>
+                {checked.face
+                  ? moved
+                    ? 'The mouth is where you put the marker.'
+                    : "We found your pet's mouth under the marker. If it is wrong, drag it to the mouth."
+                  : 'No pet face was found. Drag the marker to your pet\'s mouth.'}
+              </p>
+            ) : null}
+          </div>
+          {check?.state === 'failed' ? <ErrorNotice problem={check.problem} title="The photo could not be checked; the video is made from it anyway." /> : null}
           {photoProblem ? (
             <p className="field-error" role="alert">
               {photoProblem}
