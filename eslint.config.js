@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -13,6 +14,8 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  // The web app: the rules of hooks and complete effect dependencies (React's own lint rules, flat config).
+  { files: ['dashboard/src/**/*.{ts,tsx}'], ...reactHooks.configs.flat.recommended },
   {
     files: ['**/cli/**', '**/bin/**', '**/bench/**', 'test/**', '**/scripts/**'],
     rules: { 'no-console': 'off' },

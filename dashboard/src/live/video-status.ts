@@ -30,8 +30,8 @@ export function useLiveVideo(id: string, initial: WebVideo | undefined, initialS
   const [connection, setConnection] = useState<LiveConnection>('connecting');
   const [problem, setProblem] = useState<ApiProblem | undefined>();
   const [following, setFollowing] = useState<{ stopWhen: StopWhen; generation: number }>({ stopWhen: initialStopWhen, generation: 0 });
+  // Kept in step by keep(), the only writer of `video` after the first render.
   const latest = useRef(video);
-  latest.current = video;
 
   const follow = useCallback((stopWhen: StopWhen) => setFollowing((previous) => ({ stopWhen, generation: previous.generation + 1 })), []);
 

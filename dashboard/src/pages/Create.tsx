@@ -2,10 +2,13 @@ import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, ApiProblem, call, type Aspect, type CheckedImage } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
-import { ASPECTS, formatDate } from '../components/format.ts';
+import { ASPECTS, formatDate, INTERVAL_WORDS, PLAN_NAMES } from '../components/format.ts';
+import { LinkSource } from '../components/LinkSource.tsx';
 import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
+import { SpeechSource } from '../components/SpeechSource.tsx';
 import { TemplatePreview } from '../components/TemplatePreview.tsx';
+import type { HostedAudio } from '../components/use-hosted-audio.ts';
 import { useLoad } from '../components/use-load.ts';
 
 const PHOTO_TYPES = 'image/jpeg,image/png,image/webp';
@@ -13,15 +16,20 @@ const MAX_PHOTO_BYTES = 15 * 1024 * 1024;
 const AUDIO_TYPES = 'audio/mpeg,audio/mp3,audio/wav,audio/x-wav,audio/mp4,audio/x-m4a,audio/aac,audio/webm';
 const MAX_AUDIO_BYTES = 20 * 1024 * 1024;
 
-/** Where the video's sound comes from: a template song, a recording made here, or an audio file. */
-type SoundSource = 'song' | 'recording' | 'file';
+/**
+ * Where the video's sound comes from: a template song, a recording made here, an audio file (all three
+ * uploaded), typed text spoken by a voice or a short video's sound (both hosted by the service first).
+ */
+type SoundSource = 'song' | 'recording' | 'file' | 'speech' | 'link';
 const SOUND_SOURCES: { value: SoundSource; label: string }[] = [
   { value: 'song', label: 'A song' },
   { value: 'recording', label: 'Record your voice' },
   { value: 'file', label: 'An audio file' },
+  { value: 'speech', label: 'Type what it says' },
+  { value: 'link', label: 'A short video’s sound' },
 ];
 
-/** Make a video from a template: a photo (camera or library), a song, a shape; credits shown before the tap. */
+/** Make a video: a photo (camera or library), the sound, a shape; credits and cost shown before the tap. */
 export function Create() {
   const navigate = useNavigate();
   const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId(), source: useId(), audioFile: useId() };
@@ -29,12 +37,16 @@ export function Create() {
   const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
   const [photo, setPhoto] = useState<File>();
   const [photoProblem, setPhotoProblem] = useState<string>();
-  const [templateId, setTemplateId] = useState<string>();
+  const [chosenTemplate, setTemplateId] = useState<string>();
+  const templateId = chosenTemplate ?? templates.data?.[0]?.id;
   const [source, setSource] = useState<SoundSource>('song');
   const [recording, setRecording] = useState<File>();
   const [audioFile, setAudioFile] = useState<File>();
   const [audioProblem, setAudioProblem] = useState<string>();
   const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
+  const [speech, setSpeech] = useState<HostedAudio>();
+  const [linkSound, setLinkSound] = useState<HostedAudio>();
+  const hosted = source === 'speech' ? speech : source === 'link' ? linkSound : undefined;
   const [aspect, setAspect] = useState<Aspect>('square');
   // The photo check (POST /images): where the pet's mouth was found, and where the person put the marker.
   const [check, setCheck] = useState<{ state: 'checking' } | { state: 'done'; image: CheckedImage } | { state: 'failed'; problem: ApiProblem }>();
@@ -46,14 +58,8 @@ export function Create() {
   const photoUrl = useMemo(() => (photo ? URL.createObjectURL(photo) : undefined), [photo]);
   useEffect(() => () => (photoUrl ? URL.revokeObjectURL(photoUrl) : undefined), [photoUrl]);
   useEffect(() => {
-    if (!templateId && templates.data?.[0]) setTemplateId(templates.data[0].id);
-  }, [templateId, templates.data]);
-  useEffect(() => {
     if (!photo) return;
     const abort = new AbortController();
-    setCheck({ state: 'checking' });
-    setMouth(undefined);
-    setMoved(false);
     const form = new FormData();
     form.append('image', photo);
     // The form carries the file; `body` only satisfies the operation's type.
@@ -78,7 +84,7 @@ export function Create() {
 
   const me = account.data;
   const noCredits = Boolean(me && !me.subscribed && me.free_credits < 1);
-  const soundReady = source === 'song' ? Boolean(templateId) : Boolean(audio);
+  const soundReady = source === 'song' ? Boolean(templateId) : Boolean(audio ?? hosted);
   const ready = Boolean(photo && soundReady && me && !noCredits && !busy && check?.state !== 'checking');
 
   const pickAudio = (file: File | undefined) => {
@@ -100,12 +106,16 @@ export function Create() {
       return;
     }
     setPhotoProblem(undefined);
+    // A new photo is checked afresh (the effect above): no marker until its answer.
+    setCheck({ state: 'checking' });
+    setMouth(undefined);
+    setMoved(false);
     setPhoto(file);
   };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (!photo || (source === 'song' ? !templateId : !audio)) return;
+    if (!photo || !soundReady) return;
     setBusy(true);
     setProblem(undefined);
     try {
@@ -127,7 +137,8 @@ export function Create() {
         form.append('template_id', templateId!);
         queued = await call(api.POST('/create-with-template', { body: { template_id: templateId!, aspect }, bodySerializer: () => form }));
       } else {
-        form.append('audio', audio!);
+        if (hosted) form.append('audio_url', hosted.url);
+        else form.append('audio', audio!);
         queued = await call(api.POST('/create-with-audio', { body: { aspect }, bodySerializer: () => form }));
       }
       void navigate(`/app/videos/${queued.id}`, { state: { video: queued.video } });
@@ -141,6 +152,7 @@ export function Create() {
   return (
     <section className="page">
       <h1>New video</h1>
+      {me && noCredits ? <NoCreditsOffer resetAt={me.free_credits_reset_at} /> : null}
       <form onSubmit={(event) => void submit(event)} className="stack create-form" aria-describedby={ids.credits}>
         <fieldset>
           <legend>1. Your pet&apos;s photo</legend>
@@ -213,6 +225,10 @@ export function Create() {
             </>
           ) : source === 'recording' ? (
             <Recorder onRecorded={setRecording} />
+          ) : source === 'speech' ? (
+            <SpeechSource onReady={setSpeech} />
+          ) : source === 'link' ? (
+            <LinkSource onReady={setLinkSound} />
           ) : (
             <div className="field">
               <label htmlFor={ids.audioFile}>Audio file (MP3, WAV, M4A or WebM; 2 to 30 seconds, up to 20 MB)</label>
@@ -249,9 +265,7 @@ export function Create() {
             me.subscribed ? (
               <p>Your plan includes this video, without a watermark.</p>
             ) : noCredits ? (
-              <p>
-                You have used this month&apos;s free videos; they come back on {formatDate(me.free_credits_reset_at)}. <Link to="/account">See the plans</Link>.
-              </p>
+              <p>No free videos are left this month: see the plans at the top of the page.</p>
             ) : (
               <p>
                 <strong>
@@ -272,5 +286,32 @@ export function Create() {
         <Link to="/app">Back to my videos</Link>
       </p>
     </section>
+  );
+}
+
+/** No free video left this month: when they come back, and the plans (prices in the visitor's currency) instead. */
+function NoCreditsOffer({ resetAt }: { resetAt: string }) {
+  const pricing = useLoad((signal) => call(api.GET('/subscription/pricing', { signal })), 'pricing');
+  return (
+    <div className="notice notice-warning" data-testid="no-credits">
+      <p>
+        <strong>You have used this month&apos;s free videos.</strong> They come back on {formatDate(resetAt)}. With a plan you make as many videos as you
+        like, without the watermark.
+      </p>
+      {pricing.data ? (
+        <ul>
+          {pricing.data.plans.map((plan) => (
+            <li key={plan.plan_type}>
+              {PLAN_NAMES[plan.plan_type] ?? plan.plan_type}: {plan.formatted} {INTERVAL_WORDS[plan.interval] ?? ''}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <p>
+        <Link to="/account" className="button">
+          See the plans
+        </Link>
+      </p>
+    </div>
   );
 }

@@ -35,7 +35,8 @@ export function Developers() {
         </ul>
         <h3>MCP</h3>
         <p>Add this to your MCP client&apos;s settings, with one of your keys:</p>
-        <pre className="code">
+        {/* Focusable, so a keyboard can scroll it where it is wider than a phone. */}
+        <pre className="code" tabIndex={0} aria-label="MCP settings">
           {JSON.stringify({ mcpServers: { petsing: { type: 'http', url: `${settings.apiBaseUrl}/mcp`, headers: { Authorization: 'Bearer psk_live_…' } } } }, null, 2)}
         </pre>
       </section>
@@ -183,7 +184,11 @@ function ApiKeys() {
 function Credits({ awaitingCredits }: { awaitingCredits: boolean }) {
   const credits = useLoad((signal) => call(api.GET('/user/credits', { params: { query: { limit: 20 } }, signal })), 'credits');
   const packs = useLoad((signal) => call(api.GET('/credits/packs', { signal })), 'packs');
-  const [waiting, setWaiting] = useState(awaitingCredits);
+  const [waitingForStripe, setWaitingForStripe] = useState(awaitingCredits);
+  // A purchase in the ledger since shortly before coming back ends the wait (the clock read once, not per render).
+  const [recentSince] = useState(() => Date.now() - 10 * 60_000);
+  const purchased = credits.data?.recent.some((entry) => entry.reason === 'purchase' && new Date(entry.created_at).getTime() > recentSince);
+  const waiting = waitingForStripe && !purchased;
   const [buying, setBuying] = useState<string>();
   const [problem, setProblem] = useState<ApiProblem>();
   const { reload } = credits;
@@ -193,15 +198,11 @@ function Credits({ awaitingCredits }: { awaitingCredits: boolean }) {
     if (!waiting) return;
     let tries = 0;
     const timer = setInterval(() => {
-      if (++tries > 30) setWaiting(false);
+      if (++tries > 30) setWaitingForStripe(false);
       else reload();
     }, 2000);
     return () => clearInterval(timer);
   }, [waiting, reload]);
-  const purchased = credits.data?.recent.some((entry) => entry.reason === 'purchase' && Date.now() - new Date(entry.created_at).getTime() < 10 * 60_000);
-  useEffect(() => {
-    if (waiting && purchased) setWaiting(false);
-  }, [waiting, purchased]);
 
   const buy = async (pack: CreditPack) => {
     setBuying(pack.pack);
