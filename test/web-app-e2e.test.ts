@@ -1,22 +1,31 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from './support/fake-stripe.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { json } from './support/http.ts';
+import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
+import { prepareJob } from '@petsing/render-node';
+import { writeSilence } from '../render-node/test/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 /** Debian's chromium (infra/setup-host.sh installs it with PETSING_TEST_TOOLS=1); no browser is downloaded. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** A real pet photo beside the project (read in place, never copied): a frontal tabby kitten, CC0. */
 const PET_PHOTO = join(ROOT, '..', 'shared', 'pets', 'cat-01.jpg');
-/** Where the run leaves one screenshot per page and size; the current ones are committed. */
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(ROOT, 'docs', 'screenshots');
+/**
+ * Where the run leaves one screenshot per page and size: a git-ignored folder, so a run leaves the tree clean.
+ * `npm run screenshots:docs` copies them to docs/screenshots/, where the current ones are committed.
+ */
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(ROOT, 'test-output', 'screenshots');
+/** The output size the service renders at here (RENDER_OUTPUT_SIZE): square videos are this wide and high. */
+const RENDER_SIZE = 192;
 const FIRST_PAGE_JS_BUDGET_BYTES = 150 * 1024;
 const STRIPE_WEBHOOK_SECRET = 'whsec_petsing_web_e2e';
 /** The photo's hand-checked mouth, as fractions of its width and height (shared/pets/landmarks.json). */
@@ -24,8 +33,20 @@ const PET_MOUTH = (() => {
   const { mouth, width, height } = JSON.parse(readFileSync(join(ROOT, '..', 'shared', 'pets', 'landmarks.json'), 'utf8'))['cat-01.jpg'] as { mouth: [number, number]; width: number; height: number };
   return { x: mouth[0] / width, y: mouth[1] / height };
 })();
+/** Where the mouth-marker test drags the marker first: low on the left, well away from the kitten's mouth. */
+const WRONG_MOUTH = { x: 0.25, y: 0.85 };
+/** A text field of a multipart body as Chromium sent it. */
+const formField = (form: string, name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)\r\n`).exec(form)?.[1];
+/** The face a create sends (fractions of the photo), as the render node takes it. */
+type FaceHintsSent = { mouth: FramePoint; nose?: FramePoint; chin?: FramePoint; eyes?: [FramePoint, FramePoint] };
 /** The parts of a <video> element read here (the test program is type-checked without the DOM library). */
 type MediaElement = { play(): Promise<void>; pause(): void; duration: number; readyState: number; paused: boolean; currentTime: number };
+/** How many pixels the page reaches past the right edge of the screen (0 when it fits). */
+const overflowOf = (target: Page) =>
+  target.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
 /** Waits until every <img> of the page has loaded (so a screenshot shows them). */
 const imagesLoaded = (target: Page) =>
   waitFor('the images', async () => target.locator('img').evaluateAll((images) => images.every((image) => (image as unknown as { complete: boolean }).complete)), 15_000);
@@ -78,7 +99,7 @@ describe('the web app in Chromium', () => {
       TEMPORAL_DEV_PORT: String(await freePort()),
       TEMPORAL_DEV_UI_PORT: String(await freePort()),
       LOG_LEVEL: 'warn',
-      RENDER_OUTPUT_SIZE: '192',
+      RENDER_OUTPUT_SIZE: String(RENDER_SIZE),
       STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
       STRIPE_WEBHOOK_SECRET,
       STRIPE_API_BASE: stripe.apiBase,
@@ -238,7 +259,7 @@ describe('the web app in Chromium', () => {
     await page.getByRole('button', { name: 'Make it sing' }).click();
     // The create names the checked photo and carries the mouth where the marker was left.
     const form = (await creating).postData() ?? '';
-    const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)\r\n`).exec(form)?.[1];
+    const field = (name: string) => formField(form, name);
     expect(field('image_id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(form).not.toContain('filename=');
     expect(JSON.parse(field('face') ?? '{}').mouth).toEqual(placed);
@@ -404,5 +425,265 @@ describe('the web app in Chromium', () => {
 
     expect(problems, problems.join('\n')).toEqual([]);
     expect(service?.exitCode, `the service stopped:\n${output}`).toBeNull();
+  }, 300_000);
+
+  /** A new person, signed in with the development sign-in in a browser context of its own; lands on the create page. */
+  const signedIn = async (email: string, options: BrowserContextOptions) => {
+    const context = await browser.newContext(options);
+    await standInForStripe(context);
+    const target = await context.newPage();
+    watch(target);
+    await target.goto(`${baseUrl}/app/sign-in`);
+    await target.getByLabel('Email address').fill(email);
+    await target.getByRole('button', { name: 'Sign in (development)' }).click();
+    await target.getByRole('heading', { level: 1, name: 'New video' }).waitFor();
+    return { context, page: target };
+  };
+
+  /** Picks the pet photo on the create page and waits for the photo check's marker. */
+  const pickPetPhoto = async (target: Page) => {
+    await target.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
+    await target.getByTestId('face-check').getByText("We found your pet's mouth").waitFor({ timeout: 60_000 });
+  };
+
+  const markerAt = async (target: Page): Promise<FramePoint> => {
+    const marker = target.getByRole('button', { name: /^Your pet's mouth:/ });
+    return { x: Number(await marker.getAttribute('data-x')), y: Number(await marker.getAttribute('data-y')) };
+  };
+
+  /** Drags the mouth marker with the mouse from where it is to `to` (fractions of the photo). */
+  const dragMarker = async (target: Page, to: FramePoint) => {
+    const from = await markerAt(target);
+    await target.locator('.marker-frame').scrollIntoViewIfNeeded();
+    const frame = (await target.locator('.marker-frame').boundingBox())!;
+    await target.mouse.move(frame.x + from.x * frame.width, frame.y + from.y * frame.height);
+    await target.mouse.down();
+    await target.mouse.move(frame.x + to.x * frame.width, frame.y + to.y * frame.height, { steps: 8 });
+    await target.mouse.up();
+    const at = await markerAt(target);
+    expect(distance(at, to), JSON.stringify({ at, to })).toBeLessThan(0.01);
+  };
+
+  /** Taps "Make it sing" and follows the video until it is ready: the create's form, the video's page and file link. */
+  const makeVideo = async (target: Page, endpoint: '/create-with-template' | '/create-with-audio') => {
+    const creating = target.waitForRequest((request) => request.url().endsWith(endpoint));
+    await target.getByRole('button', { name: 'Make it sing' }).click();
+    const form = (await creating).postData() ?? '';
+    await target.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
+    await target.getByTestId('video-status').getByText('Ready').waitFor({ timeout: 120_000 });
+    const src = await target.locator('.player video').getAttribute('src');
+    return { form, path: new URL(target.url()).pathname, file: new URL(src!, baseUrl).href };
+  };
+
+  /** One page photographed at both sizes, signed in as `storageState` says. */
+  const photograph = async (storageState: Awaited<ReturnType<BrowserContext['storageState']>>, path: string, name: string, ready: (target: Page) => Promise<unknown>) => {
+    for (const size of ['phone', 'desktop'] as const) {
+      const context = await browser.newContext({ ...SIZES[size], storageState });
+      try {
+        const target = await context.newPage();
+        watch(target);
+        await target.goto(`${baseUrl}${path}`);
+        await ready(target);
+        await shoot(target, name, size);
+      } finally {
+        await context.close();
+      }
+    }
+  };
+
+  it('a wrong mouth marker dragged to the right place changes where the mouth moves', async () => {
+    const { context, page: target } = await signedIn('e2e-mouth@example.com', SIZES.desktop);
+    const scratch = await mkdtemp(join(tmpdir(), 'petsing-web-mouth-'));
+    try {
+      // Two videos of the same photo and song: the marker dragged far from the mouth, and dragged there first and
+      // then onto the hand-checked mouth. Only the mouth point differs between their creates.
+      const made: Partial<Record<'wrong' | 'right', { video: string; face: FaceHintsSent }>> = {};
+      for (const [name, stops] of [['wrong', [WRONG_MOUTH]], ['right', [WRONG_MOUTH, PET_MOUTH]]] as const) {
+        await target.goto(`${baseUrl}/app/new`);
+        await pickPetPhoto(target);
+        for (const stop of stops) await dragMarker(target, stop);
+        const created = await makeVideo(target, '/create-with-template');
+        const face = JSON.parse(formField(created.form, 'face') ?? 'null') as FaceHintsSent;
+        expect(distance(face.mouth, stops.at(-1)!), JSON.stringify(face)).toBeLessThan(0.01);
+        const video = join(scratch, `${name}.mp4`);
+        await writeFile(video, Buffer.from(await (await fetch(created.file)).arrayBuffer()));
+        made[name] = { video, face };
+      }
+      mark('mouth videos made');
+
+      // Where the mouth point lands in the output frame: the render node's own framing of the same face.
+      const silence = join(scratch, 'silence.wav');
+      await writeSilence(silence, 2);
+      const mouthInFrame = async (face: FaceHintsSent): Promise<FramePoint> => {
+        const job = await prepareJob({ imagePath: PET_PHOTO, audioPath: silence, width: RENDER_SIZE, aspect: 'square', faceHints: face });
+        return { x: job.frameFace.mouth[0] / job.frame.width, y: job.frameFace.mouth[1] / job.frame.height };
+      };
+      const wrongMouth = await mouthInFrame(made.wrong!.face);
+      const rightMouth = await mouthInFrame(made.right!.face);
+      const wrong = await motionMap(made.wrong!.video, RENDER_SIZE, RENDER_SIZE);
+      const right = await motionMap(made.right!.video, RENDER_SIZE, RENDER_SIZE);
+      // Head sway and blinks are the same in both; what differs is where the mouth opens.
+      const onlyWrong = motionCentre(motionGain(wrong, right));
+      const onlyRight = motionCentre(motionGain(right, wrong));
+      const measured = { wrongMouth, rightMouth, onlyWrong, onlyRight, wrongCentre: motionCentre(wrong), rightCentre: motionCentre(right) };
+      console.log(`mouth motion: ${JSON.stringify(measured)}`);
+      expect(distance(onlyRight, rightMouth), JSON.stringify(measured)).toBeLessThan(0.1);
+      expect(distance(onlyWrong, wrongMouth), JSON.stringify(measured)).toBeLessThan(0.1);
+      expect(distance(onlyWrong, rightMouth), JSON.stringify(measured)).toBeGreaterThan(0.25);
+      // Each video's own motion centre moves the way the marker moved.
+      const moved = { x: measured.wrongCentre.x - measured.rightCentre.x, y: measured.wrongCentre.y - measured.rightCentre.y };
+      const dragged = { x: wrongMouth.x - rightMouth.x, y: wrongMouth.y - rightMouth.y };
+      const cosine = (moved.x * dragged.x + moved.y * dragged.y) / (Math.hypot(moved.x, moved.y) * Math.hypot(dragged.x, dragged.y));
+      expect(cosine, JSON.stringify(measured)).toBeGreaterThan(0.8);
+
+      // Both free videos of the month are spent: the create page says so and offers the plans instead.
+      await target.goto(`${baseUrl}/app/new`);
+      const noCredits = target.getByTestId('no-credits');
+      await noCredits.getByRole('link', { name: 'See the plans' }).waitFor();
+      await pickPetPhoto(target);
+      expect(await target.getByRole('button', { name: 'Make it sing' }).isDisabled()).toBe(true);
+      await photograph(await context.storageState(), '/app/new', 'create-no-credits', (page) => page.getByTestId('no-credits').waitFor());
+      await noCredits.getByRole('link', { name: 'See the plans' }).click();
+      await target.getByRole('button', { name: 'Choose Annual' }).waitFor();
+      mark('mouth');
+    } finally {
+      await context.close();
+      await rm(scratch, { recursive: true, force: true });
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 300_000);
+
+  /** The speech test's person and video, which the accessibility pass visits. */
+  let speechUser: Awaited<ReturnType<BrowserContext['storageState']>> | undefined;
+  let speechVideoPath: string | undefined;
+
+  it('makes a video from typed text in a voice (local espeak-ng), and says why a short-video link was refused', async () => {
+    const { context, page: target } = await signedIn('e2e-speech@example.com', SIZES.phone);
+    try {
+      await pickPetPhoto(target);
+      await target.getByLabel('Type what it says').check();
+      // Every voice has a sample that plays.
+      const samples = target.locator('.voice audio');
+      await samples.first().waitFor();
+      expect(await samples.count()).toBeGreaterThan(1);
+      await samples.nth(1).evaluate((element) => (element as unknown as MediaElement).play());
+      await waitFor('a voice sample playing', async () => samples.nth(1).evaluate((element) => (element as unknown as MediaElement).currentTime > 0), 30_000);
+      await samples.nth(1).evaluate((element) => (element as unknown as MediaElement).pause());
+      await target.locator('input[name=voice_id]').nth(1).check();
+      await target.getByLabel(/^What your pet says/).fill('Happy birthday to you, my dear little kitten. You sing so very well today!');
+      const speaking = target.waitForResponse((response) => response.url().endsWith('/tts'));
+      await target.getByRole('button', { name: 'Make the speech' }).click();
+      const speech = (await (await speaking).json()) as { audio_url: string; duration_seconds: number };
+      await target.getByText(/^Speech ready: \d+\.\d s/).waitFor();
+      await shoot(target, 'create-speech', 'phone');
+      const created = await makeVideo(target, '/create-with-audio');
+      expect(formField(created.form, 'audio_url')).toBe(speech.audio_url);
+      expect(created.form).not.toContain('filename=');
+      await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).play().catch(() => undefined));
+      await playerReady(target, 3);
+      const duration = await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).duration);
+      expect(Math.abs(duration - speech.duration_seconds)).toBeLessThan(0.5);
+      await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).pause());
+      speechVideoPath = created.path;
+      mark('speech');
+
+      // A link the service does not take: its message and hint are shown, in words.
+      await target.getByRole('link', { name: 'Make another' }).click();
+      await target.getByLabel(/^A short video/).check();
+      await target.getByLabel(/^Link to a short video/).fill('https://example.com/videos/42');
+      const extracting = target.waitForResponse((response) => response.url().endsWith('/social/extract-audio'));
+      const problemsBefore = problems.length;
+      await target.getByRole('button', { name: 'Get the sound' }).click();
+      const refused = await extracting;
+      expect(refused.status()).toBe(400);
+      const { error } = (await refused.json()) as { error: { code: string; message: string; hint: string } };
+      expect(error.code).toBe('unsupported_video_url');
+      const notice = target.getByRole('alert').filter({ hasText: 'The sound could not be taken from this video.' });
+      await notice.getByText(error.message, { exact: true }).waitFor();
+      await notice.getByText(error.hint, { exact: true }).waitFor();
+      // Chromium logs the refused request itself; that one is expected.
+      const logged = problems.splice(problemsBefore);
+      expect(logged.every((problem) => problem.includes('status of 400')), logged.join('\n')).toBe(true);
+      // The hint quotes a long link: the page still fits the phone.
+      expect(await overflowOf(target)).toBe(0);
+      await shoot(target, 'create-link', 'phone');
+      speechUser = await context.storageState();
+    } finally {
+      await context.close();
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 240_000);
+
+  it('every page has no serious or critical axe violations, fits 360 px and respects reduced motion', async () => {
+    expect(speechUser && speechVideoPath, 'the speech test made the video visited here').toBeTruthy();
+    const heading = (name: string | RegExp) => (target: Page) => target.getByRole('heading', { level: 1, name }).waitFor();
+    const sound = (label: string | RegExp, shown: (target: Page) => Promise<unknown>) => async (target: Page) => {
+      await target.getByLabel(label).check();
+      await shown(target);
+    };
+    /** Every page of the app; `shot` says at which sizes a page is photographed here (the others are in the tests above). */
+    const pages: { name: string; path: string; signedIn: boolean; ready: (target: Page) => Promise<unknown>; shot?: 'both' | 'desktop' }[] = [
+      { name: 'landing', path: '/', signedIn: false, ready: (target) => target.getByText(/per week/).waitFor() },
+      { name: 'sign-in', path: '/app/sign-in', signedIn: false, ready: (target) => target.getByText('Development sign-in.').waitFor() },
+      { name: 'not-found', path: '/app/no/such/page', signedIn: false, ready: heading('Page not found'), shot: 'both' },
+      { name: 'create-song', path: '/app/new', signedIn: true, ready: (target) => target.locator('input[name=template_id]').first().waitFor() },
+      { name: 'create-photo', path: '/app/new', signedIn: true, ready: pickPetPhoto },
+      { name: 'create-recording', path: '/app/new', signedIn: true, ready: sound('Record your voice', (target) => target.getByRole('button', { name: 'Start recording' }).waitFor()) },
+      { name: 'create-file', path: '/app/new', signedIn: true, ready: sound('An audio file', (target) => target.getByLabel(/^Audio file/).waitFor()), shot: 'both' },
+      { name: 'create-speech', path: '/app/new', signedIn: true, ready: sound('Type what it says', (target) => target.locator('.voice audio').first().waitFor()), shot: 'desktop' },
+      { name: 'create-link', path: '/app/new', signedIn: true, ready: sound(/^A short video/, (target) => target.getByLabel(/^Link to a short video/).waitFor()), shot: 'desktop' },
+      { name: 'video', path: speechVideoPath!, signedIn: true, ready: (target) => target.getByTestId('video-status').getByText('Ready').waitFor() },
+      { name: 'library', path: '/app', signedIn: true, ready: (target) => target.locator('.video-item').first().waitFor() },
+      { name: 'plans', path: '/account', signedIn: true, ready: (target) => target.getByRole('button', { name: 'Choose Annual' }).waitFor() },
+      { name: 'checkout-success', path: '/checkout/success?session_id=cs_test_none', signedIn: true, ready: heading('Thank you') },
+      { name: 'checkout-cancel', path: '/checkout/cancel', signedIn: true, ready: heading('Payment cancelled'), shot: 'both' },
+      { name: 'developers', path: '/app/developers', signedIn: true, ready: (target) => target.getByLabel('Key name').waitFor() },
+    ];
+    const found: string[] = [];
+    const visit = async (size: 'phone' | 'desktop') => {
+      // Phones ask for reduced motion here, so both settings are seen.
+      const options = size === 'phone' ? { ...SIZES.phone, reducedMotion: 'reduce' as const } : SIZES.desktop;
+      const signedOut = await browser.newContext(options);
+      const signedInAs = await browser.newContext({ ...options, storageState: speechUser });
+      try {
+        for (const entry of pages) {
+          const target = await (entry.signedIn ? signedInAs : signedOut).newPage();
+          watch(target);
+          await target.goto(`${baseUrl}${entry.path}`);
+          await entry.ready(target);
+          await imagesLoaded(target);
+          if (entry.shot === 'both' || entry.shot === size) await shoot(target, entry.name, size);
+          const { violations } = await new AxeBuilder({ page: target }).analyze();
+          for (const violation of violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
+            const where = violation.nodes.slice(0, 4).map((node) => node.target.join(' ')).join('; ');
+            found.push(`${entry.name} (${size}): ${violation.id} [${violation.impact}] ${violation.help}: ${where}`);
+          }
+          if (size === 'phone') {
+            // Usable from 360 px wide: nothing reaches past the screen's edge.
+            await target.setViewportSize({ width: 360, height: 740 });
+            const overflow = await overflowOf(target);
+            if (overflow > 0) found.push(`${entry.name} (360 px): ${overflow} px wider than the screen`);
+          }
+          if (entry.name === 'landing' && size === 'phone') {
+            // Reduced motion: the previews wait for a tap (controls shown, nothing playing by itself).
+            const previews = target.locator('.template-grid video');
+            expect(await previews.count()).toBeGreaterThan(0);
+            for (const preview of await previews.all()) {
+              expect(await preview.evaluate((element) => (element as unknown as MediaElement).paused)).toBe(true);
+              expect(await preview.getAttribute('controls')).not.toBeNull();
+            }
+          }
+          await target.close();
+        }
+      } finally {
+        await signedOut.close();
+        await signedInAs.close();
+      }
+    };
+    await visit('phone');
+    await visit('desktop');
+    mark('accessibility');
+    expect(found, found.join('\n')).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
   }, 300_000);
 });
