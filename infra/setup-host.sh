@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu host lacks to run petsing on embedded defaults:
 # ffmpeg (audio and video), espeak-ng (local speech), yt-dlp (soundtrack extraction) and the Temporal CLI
-# (its dev server). With PETSING_TEST_TOOLS=1 (.ci/run) also the test tools: Chromium, the Temporal test
-# server, SeaweedFS and schemathesis.
+# (its dev server). With PETSING_TEST_TOOLS=1 (.ci/run) also the test tools: Chromium, Redis, the Temporal
+# test server, SeaweedFS and schemathesis.
 # Idempotent: anything already present is left alone. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -16,6 +16,8 @@ if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   # Test tools from apt: Debian's Chromium, driven by playwright-core in the web app's browser test
   # (test/web-app-e2e.test.ts); no browser is downloaded. On Ubuntu `chromium` is a snap; set CHROMIUM_PATH there.
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  # The rate-limit tests start a Redis of their own on a free port (control-plane/test/api-read-path.test.ts).
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "Installing ${missing[*]} with apt-get"

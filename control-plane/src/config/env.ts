@@ -39,6 +39,10 @@ export const controlPlaneEnvSchema = z.object({
   RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
   RATE_LIMIT_WEB_MEDIA_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Redis for the rate limits' window counts (shared by every replica); unset counts in the database. */
+  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  /** How long a replica trusts a verified API key or OAuth token without asking the database: the bound on a revocation the replica missed. 0 turns the cache off. */
+  CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   /** Browser origins, besides BASE_URL's and SITE_URL's, that may call /mcp (comma-separated). */
   MCP_ALLOWED_ORIGINS: z
     .string()

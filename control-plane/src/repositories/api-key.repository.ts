@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ApiKey, Database, Scope } from '../db/schema.ts';
 
 export class ApiKeyRepository {
@@ -27,19 +27,27 @@ export class ApiKeyRepository {
       .executeTakeFirst();
   }
 
-  async touch(id: string, at: Date): Promise<void> {
-    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  /** Records uses of keys in one statement; a use older than the one recorded already changes nothing. */
+  async touch(uses: readonly { id: string; at: Date }[]): Promise<void> {
+    if (uses.length === 0) return;
+    const rows = uses.map((use) => sql`(${use.id}::uuid, ${use.at}::timestamptz)`);
+    await sql`
+      update api_keys set last_used_at = used.at
+      from (values ${sql.join(rows)}) as used (id, at)
+      where api_keys.id = used.id and (api_keys.last_used_at is null or api_keys.last_used_at < used.at)`.execute(this.db);
   }
 
-  async revoke(id: string, userId: string): Promise<boolean> {
-    const result = await this.db
+  /** Revokes an active key of the user; returns its hash (for the credential caches), undefined when there is none. */
+  async revoke(id: string, userId: string): Promise<string | undefined> {
+    const row = await this.db
       .updateTable('api_keys')
       .set({ revoked_at: new Date() })
       .where('id', '=', id)
       .where('user_id', '=', userId)
       .where('revoked_at', 'is', null)
+      .returning('key_hash')
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return row?.key_hash;
   }
 
   listForUser(userId: string): Promise<ApiKey[]> {

@@ -78,17 +78,27 @@ export class OAuthRepository {
     return this.db.selectFrom('oauth_tokens').selectAll().where('token_hash', '=', tokenHash).where('kind', '=', 'refresh').executeTakeFirst();
   }
 
-  async revokeFamily(familyId: string, at: Date): Promise<void> {
-    await this.db.updateTable('oauth_tokens').set({ revoked_at: at }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
+  /** Revokes the family's live tokens; returns their hashes (for the credential caches). */
+  async revokeFamily(familyId: string, at: Date): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('oauth_tokens')
+      .set({ revoked_at: at })
+      .where('family_id', '=', familyId)
+      .where('revoked_at', 'is', null)
+      .returning('token_hash')
+      .execute();
+    return rows.map((row) => row.token_hash);
   }
 
-  /** Revokes every token descended from the code: those it issued and those their refreshes issued. */
-  async revokeIssuedFromCode(codeHash: string, at: Date): Promise<void> {
-    await this.db
+  /** Revokes every token descended from the code: those it issued and those their refreshes issued. Returns their hashes. */
+  async revokeIssuedFromCode(codeHash: string, at: Date): Promise<string[]> {
+    const rows = await this.db
       .updateTable('oauth_tokens')
       .set({ revoked_at: at })
       .where('family_id', 'in', (eb) => eb.selectFrom('oauth_tokens').select('family_id').where('authorization_code_hash', '=', codeHash))
       .where('revoked_at', 'is', null)
+      .returning('token_hash')
       .execute();
+    return rows.map((row) => row.token_hash);
   }
 }

@@ -20,6 +20,8 @@ export async function startApiServer(context: AppContext, port = context.config.
     const user = await context.services.identity.signIn(token).catch(() => undefined);
     return user && { userId: user.id };
   });
+  const { credentials, apiKeys } = context.services;
+  const unwatchRevocations = await credentials.watchRevocations(context.database.listen);
   const address = server.address();
   return {
     server,
@@ -30,6 +32,8 @@ export async function startApiServer(context: AppContext, port = context.config.
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await unwatchRevocations();
+      await apiKeys.flushUses();
     },
   };
 }

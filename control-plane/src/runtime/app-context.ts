@@ -18,7 +18,8 @@ import { createConfiguredUserUrlFetcher, type UserUrlFetcher } from '../media/sa
 import { ImageRepository } from '../repositories/image.repository.ts';
 import { ImageService } from '../services/image.service.ts';
 import { FaceDetectionClient } from '../temporal/face-detection.ts';
-import { InProcessRateLimitStore, PostgresRateLimitStore, RateLimiter, ratePolicies } from '../services/rate-limiter.ts';
+import { FallbackRateLimitStore, InProcessRateLimitStore, PostgresRateLimitStore, RateLimiter, ratePolicies, RedisRateLimitStore } from '../services/rate-limiter.ts';
+import { CredentialCache } from '../services/credential-cache.ts';
 import { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
 import { IdempotencyService } from '../services/idempotency.service.ts';
 import { IdempotencyRepository } from '../repositories/idempotency.repository.ts';
@@ -107,14 +108,15 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
     { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
   );
-  const apiKeys = new ApiKeyService(new ApiKeyRepository(db));
+  const credentialCache = new CredentialCache(config.env.CREDENTIAL_CACHE_TTL_SECONDS * 1000);
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), credentialCache, logger);
   const creditRepository = new CreditRepository(db);
   const credits = new CreditService(creditRepository);
   const templateRepository = new TemplateRepository(db);
   const audioPreparer = new AudioPreparer(objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
-  const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config));
-  const credentials = new CredentialService(apiKeys, oauth);
+  const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config), credentialCache);
+  const credentials = new CredentialService(apiKeys, oauth, credentialCache);
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);
   const imageUrls = new ImageUrlImporter(urlFetcher, objectStore, config.env.ALLOW_HTTP_IMAGE_URLS);
@@ -134,8 +136,9 @@ export function createServices({ config, database, objectStore, temporalClient, 
     assertDecodableImage,
     normalizeAudio: normalizeAudioUpload,
   });
+  const databaseRateLimits = database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db));
   const rateLimiter = new RateLimiter(
-    database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db)),
+    config.env.REDIS_URL ? new FallbackRateLimitStore(new RedisRateLimitStore(config.env.REDIS_URL), databaseRateLimits, logger) : databaseRateLimits,
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));

@@ -30,6 +30,17 @@ export async function openAppContext(
     const signingSecret = await loadSigningSecret(config.env);
     const objectStore = createObjectStore(objectStoreConfig(config.env, signingSecret));
     const temporal = options.temporalClient ? undefined : lazyTemporalClient(config);
+    const services = createServices({
+      config,
+      database,
+      objectStore,
+      logger,
+      signingSecret,
+      ...(config.externalIdentityProvider ? {} : { devIdentityKeys: await loadDevIdentityKeys(config.dataDir) }),
+      ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
+      ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
+      temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
+    });
     return {
       config,
       logger,
@@ -37,18 +48,9 @@ export async function openAppContext(
       objectStore,
       signingSecret,
       apiVersions: API_VERSIONS,
-      services: createServices({
-        config,
-        database,
-        objectStore,
-        logger,
-        signingSecret,
-        ...(config.externalIdentityProvider ? {} : { devIdentityKeys: await loadDevIdentityKeys(config.dataDir) }),
-        ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
-        ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
-        temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
-      }),
+      services,
       close: async () => {
+        await services.rateLimiter.close();
         await temporal?.close();
         await closeDatabase();
       },

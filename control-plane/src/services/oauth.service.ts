@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Scope } from '../db/schema.ts';
 import type { NewOAuthToken, OAuthClient, OAuthRepository } from '../repositories/oauth.repository.ts';
+import type { CredentialCache } from './credential-cache.ts';
 import { constantTimeEqual, hashSecret, randomToken } from './secrets.ts';
 import { BIDI_CONTROLS_MESSAGE, findInvalidText, INVALID_TEXT_MESSAGE, isDisplayableName, isValidText } from './text.ts';
 import type { UserService } from './user.service.ts';
@@ -175,6 +176,7 @@ export class OAuthService {
     private readonly repository: OAuthRepository,
     private readonly users: UserService,
     private readonly settings: OAuthSettings,
+    private readonly cache: CredentialCache,
   ) {}
 
   authorizationServerMetadata() {
@@ -324,11 +326,14 @@ export class OAuthService {
     return token.startsWith(ACCESS_TOKEN_PREFIX);
   }
 
-  /** The credential of a live access token issued for `at`; undefined for any other token (RFC 8707 audience). */
-  async authenticate(accessToken: string, at: ProtectedResource): Promise<OAuthCredential | undefined> {
-    const token = await this.repository.findActiveAccessToken(hashSecret(accessToken), new Date());
+  /**
+   * The credential of the live access token with this SHA-256 digest, issued for `at`, and when it expires;
+   * undefined for any other token (RFC 8707 audience).
+   */
+  async authenticate(digest: string, at: ProtectedResource): Promise<{ credential: OAuthCredential; expiresAt: Date } | undefined> {
+    const token = await this.repository.findActiveAccessToken(digest, new Date());
     if (!token || this.audienceOf(token.resource) !== at) return undefined;
-    return { userId: token.user_id, scopes: token.scopes, kind: 'oauth', tokenId: token.id, clientId: token.client_id };
+    return { credential: { userId: token.user_id, scopes: token.scopes, kind: 'oauth', tokenId: token.id, clientId: token.client_id }, expiresAt: token.expires_at };
   }
 
   /** The resource indicator a client must request for a token `at` accepts. */
@@ -367,7 +372,7 @@ export class OAuthService {
       const record = await repository.consumeCode(codeHash, now);
       if (!record) {
         if (await repository.findCode(codeHash)) {
-          await repository.revokeIssuedFromCode(codeHash, now);
+          this.cache.forget(await repository.revokeIssuedFromCode(codeHash, now));
           return new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
         }
         return new OAuthError('invalid_grant', 'The authorization code is unknown.');
@@ -402,12 +407,12 @@ export class OAuthService {
       if (!record) {
         const known = await repository.findRefreshToken(tokenHash);
         // A rotated-out token coming back means two parties hold the family: stop them both (OAuth 2.1 §4.3.1).
-        if (known?.used_at) await repository.revokeFamily(known.family_id, now);
+        if (known?.used_at) this.cache.forget(await repository.revokeFamily(known.family_id, now));
         return new OAuthError('invalid_grant', 'The refresh token is invalid, expired, revoked or already used.');
       }
       if (record.client_id !== client.id) {
         // Someone other than its client holds this refresh token; treat the family as leaked.
-        await repository.revokeFamily(record.family_id, now);
+        this.cache.forget(await repository.revokeFamily(record.family_id, now));
         return new OAuthError('invalid_grant', 'The refresh token was issued to another client.');
       }
       const scopes = scope === undefined ? record.scopes : parseScopes(scope);
