@@ -17,7 +17,7 @@ export default tseslint.config(
   // The web app: the rules of hooks and complete effect dependencies (React's own lint rules, flat config).
   { files: ['dashboard/src/**/*.{ts,tsx}'], ...reactHooks.configs.flat.recommended },
   {
-    files: ['**/cli/**', '**/bin/**', '**/bench/**', 'test/**', '**/scripts/**'],
+    files: ['**/cli/**', '**/bin/**', '**/bench/**', 'test/**', '**/scripts/**', 'sdk/examples/**'],
     rules: { 'no-console': 'off' },
   },
   // Package boundaries: workflows (the contract and shared helpers) imports neither of the others; render nodes
@@ -30,6 +30,12 @@ export default tseslint.config(
   {
     files: ['render-node/src/**', 'render-node/scripts/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*'], message: 'render nodes never load control-plane code; shared helpers live in @petsing/workflows.' }] }] },
+  },
+  // The SDK is what integrators install: at run time it loads nothing of the service (its types are generated
+  // from the OpenAPI document at build time, by sdk/scripts).
+  {
+    files: ['sdk/src/**', 'sdk/examples/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*', '@petsing/workflows', '@petsing/workflows/*', '**/control-plane/**', '**/render-node/**', '**/workflows/**'], message: 'the SDK runs without the service\'s code: use the generated schema types.' }] }] },
   },
   {
     files: ['control-plane/src/**'],

@@ -1,0 +1,184 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { PetsingError, VideoFailedError, WaitTimeoutError } from './errors.ts';
+import { fileForm, type FileInput, type FileOptions } from './files.ts';
+import { DEFAULT_RETRY_POLICY, retryingFetch, sleep, type RetryPolicy } from './retry.ts';
+import type { components, paths } from './schema.ts';
+
+type Schemas = components['schemas'];
+export type ApiVideo = Schemas['ApiVideo'];
+export type CreatedApiVideo = Schemas['CreatedApiVideo'];
+export type ApiTemplate = Schemas['ApiTemplate'];
+export type ApiAccount = Schemas['ApiAccount'];
+export type ApiCredits = Schemas['ApiCredits'];
+export type ApiImage = Schemas['ApiImage'];
+export type ApiAudio = Schemas['ApiAudio'];
+export type Voice = Schemas['Voice'];
+export type ErrorDetail = Schemas['ErrorDetail'];
+
+type CreateRequest = Schemas['CreateApiVideoRequest'];
+type OneOf<T, A extends keyof T, B extends keyof T> =
+  | ({ [K in A]-?: NonNullable<T[K]> } & { [K in B]?: never })
+  | ({ [K in B]-?: NonNullable<T[K]> } & { [K in A]?: never });
+/** POST /v1/videos: a photo (`image_url` or `image_id`) and a sound (`template_id` or `audio_id`), exactly one of each. */
+export type CreateVideoRequest = Omit<CreateRequest, 'template_id' | 'audio_id' | 'image_url' | 'image_id'> &
+  OneOf<CreateRequest, 'template_id', 'audio_id'> &
+  OneOf<CreateRequest, 'image_url', 'image_id'>;
+
+export type PetsingOptions = {
+  /** An API key (`psk_live_…`) or an OAuth 2.1 access token for the /v1 resource. */
+  apiKey: string;
+  /** The service's address, for example `http://localhost:8080` (without `/v1`). */
+  baseUrl: string;
+  /** Automatic retries of retryable errors; see RetryPolicy. */
+  retry?: Partial<RetryPolicy>;
+  /** How often waitForVideo reads the video when the service does not hold the request (`Prefer: wait`): the documented 10 s. */
+  pollIntervalMs?: number;
+  /** A fetch to send requests with (default: the global one). */
+  fetch?: typeof fetch;
+};
+
+export type RequestOptions = { signal?: AbortSignal };
+
+export type WaitOptions = RequestOptions & {
+  /** Give up after this long with WaitTimeoutError (default 10 minutes). */
+  timeoutMs?: number;
+  /** Called with every non-terminal record read (status and progress). */
+  onUpdate?: (video: ApiVideo) => void;
+};
+
+const DEFAULT_POLL_INTERVAL_MS = 10_000;
+const DEFAULT_WAIT_TIMEOUT_MS = 10 * 60_000;
+// RFC 7240 `Prefer: wait=N`: the service holds GET /v1/videos/{id} at most this long.
+const MAX_WAIT_SECONDS = 60;
+// A service that claims to wait yet answers at once is not read more often than this.
+const MIN_READ_GAP_MS = 1_000;
+
+/** The petsing public API (/v1). Every method throws PetsingError for an error answer, after retrying the retryable ones. */
+export class Petsing {
+  private readonly api: Client<paths>;
+  private readonly pollIntervalMs: number;
+
+  constructor(options: PetsingOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.api = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { Authorization: `Bearer ${options.apiKey}` },
+      fetch: retryingFetch(options.fetch ?? globalThis.fetch, { ...DEFAULT_RETRY_POLICY, ...options.retry }),
+    });
+  }
+
+  /**
+   * Starts a video (one credit). Sent with an Idempotency-Key, a fresh UUID unless given, and the same key on
+   * every retry, so a create retried after a lost answer is charged once and answers the same video.
+   */
+  async createVideo(request: CreateVideoRequest, options: RequestOptions & { idempotencyKey?: string } = {}): Promise<CreatedApiVideo> {
+    const { idempotencyKey = crypto.randomUUID(), signal } = options;
+    return answer(await this.api.POST('/v1/videos', { body: request, params: { header: { 'Idempotency-Key': idempotencyKey } }, signal }));
+  }
+
+  async getVideo(id: string, options: RequestOptions = {}): Promise<ApiVideo> {
+    return answer(await this.api.GET('/v1/videos/{id}', { params: { path: { id } }, signal: options.signal }));
+  }
+
+  /** The account's videos, newest first (web and API alike); `limit` 1-100, default 25. */
+  async listVideos(options: RequestOptions & { limit?: number } = {}): Promise<ApiVideo[]> {
+    const query = options.limit === undefined ? {} : { limit: options.limit };
+    return answer(await this.api.GET('/v1/videos', { params: { query }, signal: options.signal })).data;
+  }
+
+  /** Deletes a video and its files for good; its credit is not refunded. */
+  async deleteVideo(id: string, options: RequestOptions = {}): Promise<void> {
+    answer(await this.api.DELETE('/v1/videos/{id}', { params: { path: { id } }, signal: options.signal }));
+  }
+
+  async listTemplates(options: RequestOptions = {}): Promise<ApiTemplate[]> {
+    return answer(await this.api.GET('/v1/templates', { signal: options.signal })).data;
+  }
+
+  async me(options: RequestOptions = {}): Promise<ApiAccount> {
+    return answer(await this.api.GET('/v1/me', { signal: options.signal }));
+  }
+
+  /** The balance and the latest ledger entries. */
+  async credits(options: RequestOptions = {}): Promise<ApiCredits> {
+    return answer(await this.api.GET('/v1/credits', { signal: options.signal }));
+  }
+
+  /** Stores a photo for 24 hours (POST /v1/images) and answers the face found in it; create with its `id` as `image_id`. */
+  async uploadImage(file: FileInput, options: RequestOptions & FileOptions = {}): Promise<ApiImage> {
+    const form = await fileForm('image', file, options, 'photo');
+    return answer(await this.api.POST('/v1/images', { body: form as never, signal: options.signal }));
+  }
+
+  /** Stores the photo at a public URL, as uploadImage does with a file. */
+  async checkImageUrl(imageUrl: string, options: RequestOptions = {}): Promise<ApiImage> {
+    return answer(await this.api.POST('/v1/images', { body: { image_url: imageUrl }, signal: options.signal }));
+  }
+
+  /** Stores 2 to 30 s of audio for 24 hours (POST /v1/audio); create with its `id` as `audio_id`. */
+  async uploadAudio(file: FileInput, options: RequestOptions & FileOptions = {}): Promise<ApiAudio> {
+    const form = await fileForm('audio', file, options, 'audio');
+    return answer(await this.api.POST('/v1/audio', { body: form as never, signal: options.signal }));
+  }
+
+  /** Speech in one of listVoices' voices (at most 500 characters), stored as audio like uploadAudio. */
+  async createSpeech(speech: { text: string; voice_id: string }, options: RequestOptions = {}): Promise<ApiAudio> {
+    return answer(await this.api.POST('/v1/audio', { body: speech, signal: options.signal }));
+  }
+
+  /** The soundtrack of a public short video (its first 30 s), stored as audio like uploadAudio. */
+  async extractSoundtrack(videoUrl: string, options: RequestOptions = {}): Promise<ApiAudio> {
+    return answer(await this.api.POST('/v1/audio', { body: { video_url: videoUrl }, signal: options.signal }));
+  }
+
+  async listVoices(options: RequestOptions = {}): Promise<Voice[]> {
+    return answer(await this.api.GET('/v1/voices', { signal: options.signal })).data;
+  }
+
+  /**
+   * Resolves with the video once `completed`; rejects with VideoFailedError (the video's error code) once
+   * `failed`, WaitTimeoutError after `timeoutMs`, or the signal's reason when it aborts. Any other status, an
+   * unknown one included, is not terminal. Each read asks the service to hold it until the video is done
+   * (`Prefer: wait=N`); a service that does not (no `Preference-Applied`) is read every pollIntervalMs.
+   * Retryable errors (429 and 503 with their Retry-After) are waited out within the timeout.
+   */
+  async waitForVideo(id: string, options: WaitOptions = {}): Promise<ApiVideo> {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS);
+    let video: ApiVideo | undefined;
+    try {
+      for (;;) {
+        const started = Date.now();
+        const waitSeconds = Math.min(MAX_WAIT_SECONDS, Math.floor((deadline - started) / 1000));
+        let held = false;
+        try {
+          const read = await this.api.GET('/v1/videos/{id}', {
+            params: { path: { id } },
+            headers: waitSeconds > 0 ? { Prefer: `wait=${waitSeconds}` } : {},
+            signal,
+          });
+          video = answer(read);
+          held = /\bwait\b/i.test(read.response.headers.get('preference-applied') ?? '');
+        } catch (error) {
+          if (!(error instanceof PetsingError && error.retryable)) throw error;
+          await sleep(Math.max((error.retryAfterSeconds ?? 0) * 1000, this.pollIntervalMs), signal);
+          continue;
+        }
+        if (video.status === 'completed') return video;
+        if (video.status === 'failed') throw new VideoFailedError(video);
+        options.onUpdate?.(video);
+        await sleep(held ? Math.max(0, MIN_READ_GAP_MS - (Date.now() - started)) : this.pollIntervalMs, signal);
+      }
+    } catch (error) {
+      if (timeout.aborted && !options.signal?.aborted) throw new WaitTimeoutError(id, video);
+      throw error;
+    }
+  }
+}
+
+/** The data of a success, or the PetsingError of a failure. */
+function answer<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (!result.response.ok) throw PetsingError.of(result.response, result.error);
+  return result.data as T;
+}
