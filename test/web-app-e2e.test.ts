@@ -11,6 +11,7 @@ import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '.
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { json } from './support/http.ts';
 import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
+import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
 import { prepareJob } from '@petsing/render-node';
 import { writeSilence } from '../render-node/test/helpers.ts';
 
@@ -80,6 +81,7 @@ describe('the web app in Chromium', () => {
   let phone: BrowserContext;
   let page: Page;
   let stripe: FakeStripe;
+  let shortVideo: Awaited<ReturnType<typeof startFakeShortVideo>> | undefined;
   const problems: string[] = [];
 
   const started = Date.now();
@@ -91,6 +93,7 @@ describe('the web app in Chromium', () => {
     await mkdir(SCREENSHOTS, { recursive: true });
     stripe = await startFakeStripe();
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-web-e2e-'));
+    shortVideo = await startFakeShortVideo(dataDir);
     const port = await freePort();
     baseUrl = `http://localhost:${port}`;
     const env = serviceProcessEnv({
@@ -103,6 +106,9 @@ describe('the web app in Chromium', () => {
       STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
       STRIPE_WEBHOOK_SECRET,
       STRIPE_API_BASE: stripe.apiBase,
+      // Short-video links: yt-dlp and the platform's CDN played by the test, the CDN on loopback.
+      YTDLP_PATH: shortVideo.ytDlpPath,
+      DEV_ALLOW_LOCAL_URLS: 'true',
     });
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
@@ -128,6 +134,7 @@ describe('the web app in Chromium', () => {
     await browser?.close();
     await stopProcess(service);
     await stripe?.close();
+    await shortVideo?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -608,6 +615,35 @@ describe('the web app in Chromium', () => {
       expect(await overflowOf(target)).toBe(0);
       await shoot(target, 'create-link', 'phone');
       speechUser = await context.storageState();
+    } finally {
+      await context.close();
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 240_000);
+
+  it("makes a video from a short video's sound (yt-dlp and the platform's CDN played by the test)", async () => {
+    const { context, page: target } = await signedIn('e2e-link@example.com', SIZES.phone);
+    try {
+      await pickPetPhoto(target);
+      await target.getByLabel(/^A short video/).check();
+      const link = 'https://www.tiktok.com/@petsing/video/7300000000000000001';
+      await target.getByLabel(/^Link to a short video/).fill(link);
+      const extracting = target.waitForResponse((response) => response.url().endsWith('/social/extract-audio'));
+      await target.getByRole('button', { name: 'Get the sound' }).click();
+      const sound = (await (await extracting).json()) as { audio_url: string; duration_seconds: number; title: string | null };
+      expect(await shortVideo!.pages()).toContain(link);
+      expect(sound.title).toBe(SHORT_VIDEO.title);
+      expect(Math.abs(sound.duration_seconds - SHORT_VIDEO.seconds)).toBeLessThan(0.5);
+      await target.getByText(`Sound ready from “${SHORT_VIDEO.title}”`, { exact: false }).waitFor();
+      const created = await makeVideo(target, '/create-with-audio');
+      expect(formField(created.form, 'audio_url')).toBe(sound.audio_url);
+      expect(created.form).not.toContain('filename=');
+      await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).play().catch(() => undefined));
+      await playerReady(target, 3);
+      const duration = await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).duration);
+      expect(Math.abs(duration - sound.duration_seconds)).toBeLessThan(0.5);
+      await target.locator('.player video').evaluate((element) => (element as unknown as MediaElement).pause());
+      mark('short-video link');
     } finally {
       await context.close();
     }
