@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -14,6 +14,10 @@ import { distance, motionCentre, motionGain, motionMap, type FramePoint } from '
 import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
 import { prepareJob } from '@petsing/render-node';
 import { writeSilence } from '../render-node/test/helpers.ts';
+import { unsubscribeToken } from '../control-plane/src/services/email.service.ts';
+import { devIdToken, startOAuthClient } from './support/oauth-authorization.ts';
+import { startOidcProvider } from './support/oidc-provider.ts';
+import { startTestService } from './support/test-service.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 /** Debian's chromium (infra/setup-host.sh installs it with PETSING_TEST_TOOLS=1); no browser is downloaded. */
@@ -722,4 +726,207 @@ describe('the web app in Chromium', () => {
     expect(found, found.join('\n')).toEqual([]);
     expect(problems, problems.join('\n')).toEqual([]);
   }, 300_000);
+
+  it('authorizes an OAuth client: signed out, development sign-in, the request in words, Allow brings a working code back; Deny brings access_denied', async () => {
+    // The client is the test process (oauth4webapi); its redirect URI a local server that shows a page.
+    const client = await startOAuthClient(baseUrl, 'Pet Poster');
+    const { redirectUri } = client;
+    const found: string[] = [];
+    const context = await browser.newContext(SIZES.phone);
+    try {
+      expect(client.as.authorization_endpoint).toBe(`${baseUrl}/oauth/authorize`);
+      const request = client.request;
+      const backAtClient = (target: Page) => target.waitForURL((url) => url.href.startsWith(redirectUri), { timeout: 15_000 });
+      const audit = async (target: Page, name: string) => {
+        const { violations } = await new AxeBuilder({ page: target }).analyze();
+        for (const violation of violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) found.push(`${name}: ${violation.id} [${violation.impact}] ${violation.help}`);
+      };
+
+      // Signed out: the page names the application and what it asks, then sends the person to sign in and back.
+      const allow = await request('videos:read videos:write');
+      const target = await context.newPage();
+      watch(target);
+      await target.goto(allow.url.href);
+      const consent = target.getByRole('heading', { level: 1, name: 'Authorize Pet Poster' });
+      await consent.waitFor();
+      await target.getByText('Create and delete videos, spending credits.').waitFor();
+      await audit(target, 'authorize, signed out');
+      await target.getByRole('link', { name: 'Sign in to continue' }).click();
+      await target.getByLabel('Email address').fill('oauth-e2e@example.com');
+      await target.getByRole('button', { name: 'Sign in (development)' }).click();
+      await consent.waitFor();
+      expect(new URL(target.url()).search).toBe(allow.url.search);
+      await target.getByText('oauth-e2e@example.com', { exact: true }).waitFor();
+      await target.getByText(new URL(redirectUri).origin, { exact: true }).waitFor();
+      await target.getByText('Read templates, videos and the credit balance.').waitFor();
+      await imagesLoaded(target);
+      await shoot(target, 'authorize', 'phone');
+      await audit(target, 'authorize');
+      const desktop = await browser.newContext({ ...SIZES.desktop, storageState: await context.storageState() });
+      const wide = await desktop.newPage();
+      watch(wide);
+      await wide.goto(allow.url.href);
+      await wide.getByRole('button', { name: 'Allow' }).waitFor();
+      await shoot(wide, 'authorize', 'desktop');
+      await desktop.close();
+
+      await Promise.all([backAtClient(target), target.getByRole('button', { name: 'Allow' }).click()]);
+      await target.getByRole('heading', { name: 'Back at Pet Poster' }).waitFor();
+      const callback = new URL(target.url());
+      expect(callback.searchParams.get('iss')).toBe(baseUrl);
+      const tokens = await client.exchange(callback, allow);
+      expect(tokens.scope).toBe('videos:read videos:write');
+      const me = await fetch(`${baseUrl}/v1/me`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+      expect(me.status).toBe(200);
+      expect(await json(me)).toMatchObject({ scopes: ['videos:read', 'videos:write'] });
+
+      // Signed in already: straight to the decision. Deny tells the client access_denied, with no code.
+      const deny = await request('videos:read');
+      await target.goto(deny.url.href);
+      await Promise.all([backAtClient(target), target.getByRole('button', { name: 'Deny' }).click()]);
+      const denied = new URL(target.url());
+      expect(denied.searchParams.get('error')).toBe('access_denied');
+      expect(denied.searchParams.get('state')).toBe(deny.state);
+      expect(denied.searchParams.get('code')).toBeNull();
+
+      // A redirect URI the client never registered is shown, never followed.
+      const forged = new URL(deny.url);
+      forged.searchParams.set('redirect_uri', 'https://attacker.example/steal');
+      const problemsBefore = problems.length;
+      await target.goto(forged.href);
+      await target.getByRole('heading', { name: 'This authorization request cannot continue' }).waitFor();
+      await target.getByText('not one that this application registered').waitFor();
+      // Chromium logs the refused check itself; that one is expected.
+      const logged = problems.splice(problemsBefore);
+      expect(logged.every((problem) => problem.includes('status of 400')), logged.join('\n')).toBe(true);
+      expect(new URL(target.url()).origin).toBe(baseUrl);
+      await audit(target, 'authorize, refused');
+      mark('OAuth authorization page');
+    } finally {
+      await context.close();
+      client.close();
+    }
+    expect(found, found.join('\n')).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 120_000);
+
+  it('the unsubscribe link of an email, opened in the browser, opts out and says so on a page of the site', async () => {
+    const idToken = await devIdToken(baseUrl, 'unsubscribe-e2e@example.com');
+    const me = () => json(fetch(`${baseUrl}/user/me`, { headers: { Authorization: `Bearer ${idToken}` } }));
+    const account = await me();
+    expect(account.email_opt_out).toBe(false);
+    // The link lifecycle emails carry (List-Unsubscribe), derived as the service derives it.
+    const signingSecret = (await readFile(join(dataDir, 'signing-secret'), 'utf8')).trim();
+    const link = `${baseUrl}/email/unsubscribe?token=${unsubscribeToken(signingSecret, account.id)}`;
+    const found: string[] = [];
+    for (const size of ['phone', 'desktop'] as const) {
+      const context = await browser.newContext(SIZES[size]);
+      try {
+        const target = await context.newPage();
+        watch(target);
+        await target.goto(link);
+        await target.getByRole('heading', { level: 1, name: 'Email preferences' }).waitFor();
+        await target.getByText('u***@example.com', { exact: true }).waitFor();
+        await target.getByRole('link', { name: 'Sign in to your account' }).waitFor();
+        await shoot(target, 'unsubscribe', size);
+        const { violations } = await new AxeBuilder({ page: target }).analyze();
+        for (const violation of violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) found.push(`unsubscribe (${size}): ${violation.id} ${violation.help}`);
+      } finally {
+        await context.close();
+      }
+    }
+    expect((await me()).email_opt_out).toBe(true);
+    expect(found, found.join('\n')).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 60_000);
+});
+
+/**
+ * The other identity mode: the API alone (in this process, on the run's Postgres; signing in needs no workers)
+ * configured with a local OpenID Connect provider (test/support/oidc-provider.ts), in Chromium.
+ */
+describe('the web app in Chromium with an OpenID Connect provider', () => {
+  let browser: Browser;
+  const problems: string[] = [];
+  const watch = (target: Page) => {
+    target.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    target.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'dashboard', 'dist', 'index.html'))) throw new Error('The web app is not built: run `npm run build:dashboard` (npm ci does it).');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('signs in with an OpenID Connect provider (code + PKCE through /app/callback), and the authorization page sends a signed-out person there and back', async () => {
+    const provider = await startOidcProvider('petsing-web');
+    const oidcService = await startTestService({ env: { OIDC_ISSUER: provider.issuer, OIDC_AUDIENCE: provider.clientId, OIDC_JWKS_URL: provider.jwksUrl } });
+    const site = oidcService.baseUrl;
+    provider.redirectUris.push(`${site}/app/callback`);
+    const client = await startOAuthClient(site, 'Pet Poster');
+    const context = await browser.newContext(SIZES.phone);
+    /** On the provider's own page: its login form, then back to the app's /app/callback. */
+    const signInAtProvider = async (target: Page, email: string) => {
+      await target.waitForURL((url) => url.href.startsWith(`${provider.issuer}/authorize`));
+      await target.getByLabel('Your email').fill(email);
+      await target.getByRole('button', { name: 'Sign in' }).click();
+    };
+    try {
+      const target = await context.newPage();
+      watch(target);
+      await target.goto(`${site}/app/sign-in`);
+      await target.getByText('Sign in with your account.').waitFor();
+      expect(await target.getByText('Development sign-in.').count()).toBe(0);
+      await target.getByRole('button', { name: 'Continue to sign-in' }).click();
+      await signInAtProvider(target, 'oidc-person@example.com');
+      // Back from the provider through /app/callback, signed in, on the page a sign-in leads to.
+      await target.waitForURL(`${site}/app/new`);
+      const authorizeRequest = provider.requests.find((request) => request.path === '/authorize')!.params;
+      expect(authorizeRequest).toMatchObject({ client_id: 'petsing-web', redirect_uri: `${site}/app/callback`, response_type: 'code', code_challenge_method: 'S256' });
+      expect(provider.requests.find((request) => request.path === '/token')!.params.code_verifier).toMatch(/^[A-Za-z0-9._~-]{43,128}$/);
+      // The provider's ID token is the session: /user/me accepts it, and the account has the verified email.
+      const stored = (await context.storageState()).origins.find((origin) => origin.origin === site)!.localStorage.find((item) => item.name === 'petsing.session')!;
+      const idToken = (JSON.parse(stored.value) as { idToken: string; via: string }).idToken;
+      const me = await fetch(`${site}/user/me`, { headers: { Authorization: `Bearer ${idToken}` } });
+      expect(me.status).toBe(200);
+      expect(await json(me)).toMatchObject({ email: 'oidc-person@example.com', free_credits: 2 });
+      const devSignIn = await fetch(`${site}/dev-identity/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"a@example.com"}' });
+      expect(devSignIn.status).toBe(404);
+
+      // An OAuth client's request, opened signed out: sign-in goes to the provider and comes back to the request.
+      expect(client.as.authorization_endpoint).toBe(`${site}/oauth/authorize`);
+      const pending = await client.request();
+      const fresh = await browser.newContext(SIZES.phone);
+      try {
+        const person = await fresh.newPage();
+        watch(person);
+        await person.goto(pending.url.href);
+        await person.getByRole('link', { name: 'Sign in to continue' }).click();
+        await person.getByRole('button', { name: 'Continue to sign-in' }).click();
+        await signInAtProvider(person, 'oidc-client-owner@example.com');
+        await person.getByRole('heading', { level: 1, name: 'Authorize Pet Poster' }).waitFor();
+        expect(new URL(person.url()).search).toBe(pending.url.search);
+        await person.getByText('oidc-client-owner@example.com', { exact: true }).waitFor();
+        await Promise.all([person.waitForURL((next) => next.href.startsWith(client.redirectUri)), person.getByRole('button', { name: 'Allow' }).click()]);
+        const tokens = await client.exchange(new URL(person.url()), pending);
+        const apiMe = await fetch(`${site}/v1/me`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+        expect(apiMe.status).toBe(200);
+        const owner = await oidcService.context.services.users.resolve('oidc-client-owner@example.com');
+        expect((await json(apiMe)).user_id).toBe(owner.id);
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await context.close();
+      client.close();
+      await oidcService.stop();
+      await provider.close();
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 90_000);
 });

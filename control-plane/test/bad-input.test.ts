@@ -97,20 +97,22 @@ describe('bad input and the OpenAPI contract', () => {
       expect(body.error_description).toContain('client_id');
     });
 
-    it('/oauth/authorize refuses a NUL byte in client_id on its error page, GET and POST', async () => {
+    it('the authorization page\'s endpoints refuse a NUL byte in client_id, shown to the person (no redirect)', async () => {
       const query = new URLSearchParams({ response_type: 'code', client_id: 'psc_\u0000x', redirect_uri: REDIRECT_URI });
-      const get = await fetch(url(`/oauth/authorize?${query}`), { redirect: 'manual' });
-      expect(get.status).toBe(400);
-      expect(get.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await get.text()).toContain('client_id');
-      const post = await fetch(url('/oauth/authorize'), {
+      const get = await fetch(url(`/oauth/authorization-request?${query}`), { redirect: 'manual' });
+      const { token } = await signInWebUser(service, 'bad-input-oauth@example.com');
+      const post = await fetch(url('/oauth/authorization-decision'), {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: query,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ ...Object.fromEntries(query), decision: 'allow' }),
         redirect: 'manual',
       });
-      expect(post.status).toBe(400);
-      expect(post.headers.get('content-type')).toMatch(/^text\/html/);
+      for (const response of [get, post]) {
+        expect(response.status).toBe(400);
+        const body = await json(response);
+        expect(body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('client_id') });
+        expect(body.redirect_to).toBeUndefined();
+      }
     });
 
     it('zod-validated endpoints refuse NUL bytes and lone surrogates in any string with 400 invalid_request', async () => {

@@ -5,6 +5,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../../test/support/http.ts';
+import { authorizeAs } from '../../test/support/oauth-authorization.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
 import type { TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
@@ -48,22 +49,9 @@ class TestOAuthProvider implements OAuthClientProvider {
   }
 }
 
-/** Approves on the service's consent page like a person in a browser would; returns the authorization code. */
+/** Approves through the authorization page's endpoints like a person in a browser would; returns the authorization code. */
 async function approve(url: URL, email: string): Promise<string> {
-  const page = await fetch(url, { redirect: 'manual' });
-  expect(page.status).toBe(200);
-  const html = await page.text();
-  const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#39);/g, (_, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity]!);
-  const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, unescape(value!)]));
-  const cookie = page.headers.getSetCookie().map((header) => header.split(';')[0]).join('; ');
-  const decision = await fetch(url.origin + url.pathname, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ ...fields, email, decision: 'approve' }),
-    redirect: 'manual',
-  });
-  expect(decision.status).toBe(303);
-  return new URL(decision.headers.get('location')!).searchParams.get('code')!;
+  return (await authorizeAs(url.origin, url, email)).searchParams.get('code')!;
 }
 
 const errorOf = (result: CallToolResult) => {

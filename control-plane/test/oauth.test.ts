@@ -1,14 +1,16 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { createTestAccount } from '../../test/support/accounts.ts';
 import { json, type Json } from '../../test/support/http.ts';
+import { authorizeAs, devIdToken, readAuthorizationRequest, sendAuthorizationDecision } from '../../test/support/oauth-authorization.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 const OTHER_REDIRECT_URI = 'https://client.example/oauth/callback';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
-/** An OAuth client driven by oauth4webapi, approving on the service's own consent page like a browser would. */
+/** An OAuth client driven by oauth4webapi; the person decides through the endpoints the web app's authorization page calls. */
 function oauthClient(baseUrl: string) {
   let as: oauth.AuthorizationServer;
   const discover = async () => {
@@ -39,34 +41,13 @@ function oauthClient(baseUrl: string) {
     return { url, verifier, state: all.state };
   };
 
-  /** GET the consent page; returns its hidden form fields and the nonce cookie. */
-  const openConsent = async (url: URL) => {
-    const page = await fetch(url, { redirect: 'manual' });
-    expect(page.status).toBe(200);
-    const html = await page.text();
-    const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, unescapeHtml(value!)]));
-    const cookie = page.headers.getSetCookie().map((header) => header.split(';')[0]).join('; ');
-    return { html, fields, cookie, headers: page.headers };
-  };
-
-  const submitConsent = (url: URL, form: Record<string, string>, cookie: string) =>
-    fetch(url.origin + url.pathname, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams(form),
-      redirect: 'manual',
-    });
-
-  /** The whole front channel: consent page, decision, and the redirect back to the client. */
+  /** The whole front channel: the page checks the request, the person signs in and decides, and is sent back to the client. */
   const authorize = async (
     client: oauth.Client,
-    options: { params?: Record<string, string | undefined>; decision?: 'approve' | 'deny'; email?: string } = {},
+    options: { params?: Record<string, string | undefined>; decision?: 'allow' | 'deny'; email?: string } = {},
   ) => {
     const { url, verifier, state } = await authorizationUrl(client, options.params);
-    const { fields, cookie } = await openConsent(url);
-    const response = await submitConsent(url, { ...fields, email: options.email ?? 'owner@example.com', decision: options.decision ?? 'approve' }, cookie);
-    expect(response.status).toBe(303);
-    const callback = new URL(response.headers.get('location')!);
+    const callback = await authorizeAs(baseUrl, url, options.email ?? 'owner@example.com', options.decision);
     return { callback, verifier, state };
   };
 
@@ -83,11 +64,7 @@ function oauthClient(baseUrl: string) {
   const refresh = async (client: oauth.Client, refreshToken: string, parameters?: Record<string, string>) =>
     oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, { ...insecure, additionalParameters: parameters }));
 
-  return { discover, register, authorizationUrl, openConsent, submitConsent, authorize, exchange, signIn, refresh };
-}
-
-function unescapeHtml(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, entity: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[entity]!);
+  return { discover, register, authorizationUrl, authorize, exchange, signIn, refresh };
 }
 
 describe('OAuth 2.1 authorization server', () => {
@@ -176,11 +153,28 @@ describe('OAuth 2.1 authorization server', () => {
   it('runs the authorization code flow with PKCE and the token works on /v1 with its scopes', async () => {
     const odd = 'state with spaces & ünïcode/?=';
     const { url } = await client.authorizationUrl(registered, { scope: 'videos:read videos:write', state: odd, resource: service.baseUrl });
-    const consent = await client.openConsent(url);
-    expect(consent.html).toContain('Pet Test Client');
-    expect(consent.html).toContain('videos:write');
-    expect(consent.headers.get('x-frame-options')).toBe('DENY');
-    expect(consent.headers.get('cache-control')).toBe('no-store');
+    // The authorization endpoint is a page of the web app, never framed; it shows what the request asks in words.
+    const page = await fetch(url, { headers: { accept: 'text/html' }, redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await page.text()).toContain('<div id="root">');
+    const checked = await readAuthorizationRequest(service.baseUrl, url);
+    expect(checked.status).toBe(200);
+    expect(checked.headers.get('cache-control')).toBe('no-store');
+    expect(await json(checked)).toEqual({
+      client_id: registered.client_id,
+      client_name: 'Pet Test Client',
+      redirect_uri: REDIRECT_URI,
+      redirect_origin: new URL(REDIRECT_URI).origin,
+      redirect_is_local: true,
+      scopes: [
+        { scope: 'videos:read', description: expect.stringContaining('Read') },
+        { scope: 'videos:write', description: expect.stringContaining('Create') },
+      ],
+      resource_name: 'petsing API',
+    });
 
     const { callback, verifier, state } = await client.authorize(registered, { params: { scope: 'videos:read videos:write', state: odd, resource: service.baseUrl } });
     expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
@@ -286,14 +280,17 @@ describe('OAuth 2.1 authorization server', () => {
     await expect(client.exchange(other, callback, verifier, state)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  it('shows an error page, never a redirect, for an unknown client or unregistered redirect URI', async () => {
+  it('shows an error, never a redirect, for an unknown client or unregistered redirect URI', async () => {
+    const idToken = await devIdToken(service.baseUrl, 'owner@example.com');
     for (const params of [{ redirect_uri: 'https://attacker.example/steal' }, { client_id: 'psc_unknown' }, { client_id: undefined }]) {
       const { url } = await client.authorizationUrl(registered, params);
-      const response = await fetch(url, { redirect: 'manual' });
-      expect(response.status).toBe(400);
-      expect(response.headers.get('location')).toBeNull();
-      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await response.text()).toContain('cannot continue');
+      for (const response of [await readAuthorizationRequest(service.baseUrl, url), await sendAuthorizationDecision(service.baseUrl, url, 'allow', `Bearer ${idToken}`)]) {
+        expect(response.status, JSON.stringify(params)).toBe(400);
+        expect(response.headers.get('location')).toBeNull();
+        const body = await json(response);
+        expect(body).toMatchObject({ error: 'invalid_request', error_description: expect.any(String) });
+        expect(body.redirect_to).toBeUndefined();
+      }
     }
   });
 
@@ -306,15 +303,21 @@ describe('OAuth 2.1 authorization server', () => {
       [{ scope: 'videos:read admin' }, 'invalid_scope'],
       [{ resource: 'https://elsewhere.example/' }, 'invalid_target'],
     ];
+    const idToken = await devIdToken(service.baseUrl, 'owner@example.com');
     for (const [params, error] of cases) {
       const { url, state } = await client.authorizationUrl(registered, params);
-      const response = await fetch(url, { redirect: 'manual' });
-      expect(response.status, JSON.stringify(params)).toBe(302);
-      const location = new URL(response.headers.get('location')!);
-      expect(location.origin + location.pathname).toBe(REDIRECT_URI);
-      expect(location.searchParams.get('error')).toBe(error);
-      expect(location.searchParams.get('state')).toBe(state);
-      expect(location.searchParams.get('iss')).toBe(service.baseUrl);
+      // Checked when the page opens, and again when a decision is sent anyway: no code is issued.
+      for (const response of [await readAuthorizationRequest(service.baseUrl, url), await sendAuthorizationDecision(service.baseUrl, url, 'allow', `Bearer ${idToken}`)]) {
+        expect(response.status, JSON.stringify(params)).toBe(400);
+        const body = await json(response);
+        expect(body.error).toBe(error);
+        const location = new URL(body.redirect_to as string);
+        expect(location.origin + location.pathname).toBe(REDIRECT_URI);
+        expect(location.searchParams.get('error')).toBe(error);
+        expect(location.searchParams.get('code')).toBeNull();
+        expect(location.searchParams.get('state')).toBe(state);
+        expect(location.searchParams.get('iss')).toBe(service.baseUrl);
+      }
     }
   });
 
@@ -325,26 +328,59 @@ describe('OAuth 2.1 authorization server', () => {
     await expect(client.exchange(registered, callback, verifier, state)).rejects.toMatchObject({ error: 'access_denied' });
   });
 
-  it('binds the consent form to the browser and to the request it showed', async () => {
+  it('takes a decision only with an ID token in the Authorization header: no cookie, API key or OAuth token approves', async () => {
     const { url } = await client.authorizationUrl(registered, { scope: 'videos:read' });
-    const { fields, cookie } = await client.openConsent(url);
-    const approve = { ...fields, email: 'owner@example.com', decision: 'approve' };
+    const decide = (authorization: string | undefined, decision = 'allow') => sendAuthorizationDecision(service.baseUrl, url, decision, authorization);
+    const recorded: RecordedResponse[] = [];
+    const record = async (operation: string, response: Response) => {
+      const body = await json(response);
+      recorded.push({ operation, status: response.status, body });
+      return body;
+    };
+    const account = await createTestAccount(service.context, 'keyholder@example.com', 0);
+    const oauthToken = (await client.signIn(registered)).access_token;
+    for (const authorization of [undefined, `Bearer ${account.readWrite}`, `Bearer ${oauthToken}`, 'Bearer not-a-token']) {
+      const refused = await decide(authorization);
+      expect(refused.status, authorization).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('Bearer realm="petsing"');
+      expect((await record('decideAuthorizationRequest', refused)).error).toMatchObject({ code: 'unauthorized' });
+    }
+    const cookieOnly = await fetch(`${service.baseUrl}/oauth/authorization-decision`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'session=anything' },
+      body: new URLSearchParams({ ...Object.fromEntries(url.searchParams), decision: 'allow' }),
+    });
+    expect(cookieOnly.status).toBe(401);
 
-    const withoutCookie = await client.submitConsent(url, approve, '');
-    expect(withoutCookie.status).toBe(400);
-    expect(withoutCookie.headers.get('location')).toBeNull();
-    const escalated = await client.submitConsent(url, { ...approve, scope: 'videos:read videos:write' }, cookie);
-    expect(escalated.status).toBe(400);
-    expect(escalated.headers.get('location')).toBeNull();
-
-    const badEmail = await client.submitConsent(url, { ...approve, email: 'not-an-email' }, cookie);
-    expect(badEmail.status).toBe(400);
-    expect(await badEmail.text()).toContain('valid email');
-
-    expect((await client.submitConsent(url, approve, cookie)).status).toBe(303);
+    const idToken = `Bearer ${await devIdToken(service.baseUrl, 'owner@example.com')}`;
+    const unknownDecision = await decide(idToken, 'approve');
+    expect(unknownDecision.status).toBe(400);
+    expect(await record('decideAuthorizationRequest', unknownDecision)).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('allow') });
+    const notJson = await fetch(`${service.baseUrl}/oauth/authorization-decision`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: idToken },
+      body: '{"decision": ',
+    });
+    expect(notJson.status).toBe(400);
+    expect((await json(notJson)).error).toBe('invalid_request');
+    const allowed = await decide(idToken);
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('cache-control')).toBe('no-store');
+    expect(new URL((await record('decideAuthorizationRequest', allowed)).redirect_to as string).searchParams.get('code')).toMatch(/^pso_ac_/);
+    await record('getAuthorizationRequest', await readAuthorizationRequest(service.baseUrl, url));
+    await record('getAuthorizationRequest', await readAuthorizationRequest(service.baseUrl, (await client.authorizationUrl(registered, { scope: 'admin' })).url));
+    await record('getAuthorizationRequest', await readAuthorizationRequest(service.baseUrl, (await client.authorizationUrl(registered, { client_id: 'psc_unknown' })).url));
+    const checked = await expectDocumentedResponses(service.baseUrl, recorded);
+    expect([...checked].sort()).toEqual([
+      'decideAuthorizationRequest 200',
+      'decideAuthorizationRequest 400',
+      'decideAuthorizationRequest 401',
+      'getAuthorizationRequest 200',
+      'getAuthorizationRequest 400',
+    ]);
   });
 
-  it('signs a new person in by email, creating the account', async () => {
+  it('issues the code to the ID token\'s account, creating it on a first sign-in', async () => {
     const { callback, verifier, state } = await client.authorize(registered, { email: 'New.Person@Example.com' });
     const tokens = await client.exchange(registered, callback, verifier, state);
     const user = await service.context.services.users.resolve('new.person@example.com');

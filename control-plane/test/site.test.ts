@@ -3,6 +3,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signInWebUser } from '../../test/support/accounts.ts';
 import { json } from '../../test/support/http.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
@@ -99,7 +100,7 @@ describe('the web app served by the API (built)', () => {
     expect(await response.text()).toBe('');
   });
 
-  it.each(['/app', '/app/', '/app/new', '/app/sign-in', '/app/videos/4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55', '/account', '/checkout/success?session_id=cs_test_1', '/checkout/cancel'])('GET %s (a client-side route) answers index.html whatever Accept says', async (path) => {
+  it.each(['/app', '/app/', '/app/new', '/app/sign-in', '/app/videos/4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55', '/account', '/checkout/success?session_id=cs_test_1', '/checkout/cancel', '/oauth/authorize?response_type=code&client_id=psc_x'])('GET %s (a client-side route) answers index.html whatever Accept says', async (path) => {
     for (const accept of [BROWSER_ACCEPT, '*/*']) {
       const response = await fetch(url(path), { headers: { Accept: accept } });
       expect(response.status).toBe(200);
@@ -107,6 +108,28 @@ describe('the web app served by the API (built)', () => {
       expect(response.headers.get('cache-control')).toBe('no-cache');
       expect(await response.text()).toContain('<div id="root"></div>');
     }
+  });
+
+  it('GET /email/unsubscribe: a browser gets the page (which opts out itself), any other client the JSON opt-out', async () => {
+    const { users, email } = service.context.services;
+    const user = await signInWebUser(service, 'page-unsubscribe@example.com');
+    const link = new URL(email.unsubscribeUrl(user.id));
+    const page = await fetch(url(link.pathname + link.search), { headers: { Accept: BROWSER_ACCEPT } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('vary')).toMatch(/Accept/);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await page.text()).toContain('<div id="root"></div>');
+    // Only the page's own POST opts out, so a scanner that fetches the link as a browser but runs no script changes nothing.
+    expect((await users.findById(user.id))?.email_opt_out).toBe(false);
+
+    for (const accept of ['application/json', '*/*']) {
+      const answer = await fetch(url(link.pathname + link.search), { headers: { Accept: accept } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('vary')).toMatch(/Accept/);
+      expect(await json(answer)).toMatchObject({ unsubscribed: true, email: 'p***@example.com' });
+    }
+    expect((await users.findById(user.id))?.email_opt_out).toBe(true);
   });
 
   it('hashed assets are immutable for a year; a missing one is the JSON 404', async () => {

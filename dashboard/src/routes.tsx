@@ -6,7 +6,8 @@ import { NotFound } from './pages/NotFound.tsx';
 
 /**
  * The app's pages. Everything but `/` lives below /app, a prefix no API path uses, except Stripe's return
- * addresses (/account, /checkout/success, /checkout/cancel); the API answers index.html for all of them
+ * addresses (/account, /checkout/success, /checkout/cancel), the OAuth authorization page (/oauth/authorize)
+ * and the unsubscribe link (/email/unsubscribe); the API answers index.html for all of them
  * (control-plane/src/http/site.ts). Pages after the landing load on demand, so the first page carries only
  * what it needs.
  */
@@ -29,6 +30,10 @@ export const router = createBrowserRouter([
       { index: true, element: <Landing /> },
       { path: 'app/sign-in', lazy: async () => ({ Component: (await import('./pages/SignIn.tsx')).SignIn }) },
       { path: 'app/callback', lazy: async () => ({ Component: (await import('./pages/Callback.tsx')).Callback }) },
+      // The OAuth authorization page (the API serves the app there too): open to everyone, it asks to sign in itself.
+      { path: 'oauth/authorize', lazy: async () => ({ Component: (await import('./pages/Authorize.tsx')).Authorize }) },
+      // The unsubscribe link of lifecycle emails, as browsers get it (API clients get its JSON).
+      { path: 'email/unsubscribe', lazy: async () => ({ Component: (await import('./pages/Unsubscribe.tsx')).Unsubscribe }) },
       {
         element: <RequireSession />,
         children: [

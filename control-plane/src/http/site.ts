@@ -16,6 +16,17 @@ export const APP_PATH_PREFIX = '/app';
  * the billing portal, docs/web-app.md). A fixed list; none is an API path.
  */
 export const APP_RETURN_PAGES = ['/account', '/checkout/success', '/checkout/cancel'];
+/**
+ * The OAuth authorization page (the authorization server metadata's authorization_endpoint): a page of the app,
+ * which checks the request and sends the decision through /oauth/authorization-request and
+ * /oauth/authorization-decision (oauth.routes.ts).
+ */
+export const AUTHORIZATION_PAGE = '/oauth/authorize';
+/**
+ * The unsubscribe link of every lifecycle email. A browser gets the app's page, which opts the holder out
+ * with POST /email/unsubscribe and says so; API and mail clients get the JSON endpoint (email.routes.ts).
+ */
+export const UNSUBSCRIBE_PAGE = '/email/unsubscribe';
 const ASSETS_PATH = '/assets';
 /** The placeholder index.html carries, replaced by the runtime settings below when the API serves it. */
 const CONFIG_PLACEHOLDER = '<meta name="petsing-config" content="{}">';
@@ -76,9 +87,10 @@ export const prefersHtml = (req: Request) => req.accepts(['application/json', 't
  * The web app, served by the API process from the built files (DASHBOARD_DIR, default dashboard/dist):
  *
  * - `GET /` answers index.html to a request that prefers `text/html` over JSON (a browser) and passes every
- *   other one on to the JSON service index (`Vary: Accept` on both);
- * - `GET /app` and everything below it, and Stripe's return pages (/account, /checkout/success,
- *   /checkout/cancel), answer index.html (the app's client-side routes);
+ *   other one on to the JSON service index (`Vary: Accept` on both); `GET /email/unsubscribe` likewise;
+ * - `GET /app` and everything below it, Stripe's return pages (/account, /checkout/success,
+ *   /checkout/cancel) and the OAuth authorization page (/oauth/authorize) answer index.html (the app's
+ *   client-side routes);
  * - `GET /assets/*` serves the hashed, content-addressed build output, cached for a year as immutable.
  *
  * index.html is sent `Cache-Control: no-cache` with the Content-Security-Policy above and the runtime
@@ -115,12 +127,12 @@ export function siteRoutes(context: AppContext): Router {
     return true;
   };
 
-  router.get('/', async (req, res, next) => {
+  router.get(['/', UNSUBSCRIBE_PAGE], async (req, res, next) => {
     res.vary('Accept');
     if (prefersHtml(req) && (await sendIndex(res))) return;
     next();
   });
-  router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`, ...APP_RETURN_PAGES], async (_req, res, next) => {
+  router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`, ...APP_RETURN_PAGES, AUTHORIZATION_PAGE], async (_req, res, next) => {
     if (!(await sendIndex(res))) next();
   });
   router.use(

@@ -60,7 +60,6 @@ export type AppContext = {
   logger: Logger;
   database: DatabaseHandle;
   objectStore: ObjectStore;
-  signingSecret: string;
   apiVersions: readonly ApiVersionEntry[];
   services: Services;
 };
@@ -115,7 +114,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const templateRepository = new TemplateRepository(db);
   const audioPreparer = new AudioPreparer(objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
-  const oauth = new OAuthService(new OAuthRepository(db), users, oauthSettings(config), credentialCache);
+  const oauth = new OAuthService(new OAuthRepository(db), oauthSettings(config), credentialCache);
   const credentials = new CredentialService(apiKeys, oauth, credentialCache);
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);

@@ -46,7 +46,6 @@ export async function openAppContext(
       logger,
       database,
       objectStore,
-      signingSecret,
       apiVersions: API_VERSIONS,
       services,
       close: async () => {

@@ -17,6 +17,11 @@ export type EmailLinks = { baseUrl: string; siteUrl: string; signingSecret: stri
 /** Users per page of the monthly job: one enqueue statement per page. */
 const RECIPIENT_BATCH_SIZE = 500;
 
+/** The token of a user's unsubscribe link: an HMAC of the user id under the signing secret. */
+export function unsubscribeToken(signingSecret: string, userId: string): string {
+  return createHmac('sha256', signingSecret).update(`unsubscribe:${userId}`).digest('base64url');
+}
+
 /**
  * Lifecycle email (welcome, video ready, free credits renewed). Messages are queued in the outbox, once per
  * dedupe key, and only for users who have not opted out; EmailDispatcher delivers them. Every message
@@ -120,7 +125,7 @@ export class EmailService {
   }
 
   private unsubscribeToken(userId: string): string {
-    return createHmac('sha256', this.links.signingSecret).update(`unsubscribe:${userId}`).digest('base64url');
+    return unsubscribeToken(this.links.signingSecret, userId);
   }
 
   /** Queues one message per opted-in user, after making sure the stored token digest matches the link. */

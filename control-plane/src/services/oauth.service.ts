@@ -1,12 +1,11 @@
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ControlPlaneConfig } from '../config/env.ts';
-import type { Scope } from '../db/schema.ts';
+import type { Scope, User } from '../db/schema.ts';
 import type { NewOAuthToken, OAuthClient, OAuthRepository } from '../repositories/oauth.repository.ts';
 import type { CredentialCache } from './credential-cache.ts';
 import { constantTimeEqual, hashSecret, randomToken } from './secrets.ts';
 import { BIDI_CONTROLS_MESSAGE, findInvalidText, INVALID_TEXT_MESSAGE, isDisplayableName, isValidText } from './text.ts';
-import type { UserService } from './user.service.ts';
 
 /**
  * The OAuth 2.1 authorization server for /v1 and /mcp: open dynamic client registration (RFC 7591),
@@ -109,8 +108,12 @@ export class AuthorizationPageError extends Error {
 
 /** An authorization request error reported back to the verified redirect URI (RFC 6749 §4.1.2.1). */
 export class AuthorizationRedirectError extends Error {
-  constructor(readonly location: string) {
-    super('authorization request refused');
+  constructor(
+    readonly error: string,
+    description: string,
+    readonly location: string,
+  ) {
+    super(description);
     this.name = 'AuthorizationRedirectError';
   }
 }
@@ -174,7 +177,6 @@ function isAllowedRedirectUri(value: string): boolean {
 export class OAuthService {
   constructor(
     private readonly repository: OAuthRepository,
-    private readonly users: UserService,
     private readonly settings: OAuthSettings,
     private readonly cache: CredentialCache,
   ) {}
@@ -238,8 +240,8 @@ export class OAuthService {
   }
 
   /**
-   * Validates the authorization request (the query of GET /oauth/authorize, or the consent form that
-   * carries it along). Throws AuthorizationPageError until the client and its redirect URI are verified,
+   * Validates the authorization request (the query of {SITE_URL}/oauth/authorize, which the authorization page
+   * sends on to GET /oauth/authorization-request and POST /oauth/authorization-decision). Throws AuthorizationPageError until the client and its redirect URI are verified,
    * AuthorizationRedirectError after.
    */
   async validateAuthorizationRequest(params: Record<string, unknown>): Promise<AuthorizationRequest> {
@@ -256,7 +258,7 @@ export class OAuthService {
 
     const state = typeof params.state === 'string' ? params.state : undefined;
     const refuse = (error: string, description: string) =>
-      new AuthorizationRedirectError(this.redirectTo(redirectUri, { error, error_description: description }, state));
+      new AuthorizationRedirectError(error, description, this.redirectTo(redirectUri, { error, error_description: description }, state));
     if (params.state !== undefined && state === undefined) throw refuse('invalid_request', 'state was sent more than once.');
     if (!client.grant_types.includes('authorization_code')) throw refuse('unauthorized_client', 'This client did not register the authorization_code grant.');
     if (params.response_type !== 'code') {
@@ -285,9 +287,23 @@ export class OAuthService {
     return this.redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The person denied the request.' }, request.state);
   }
 
-  /** The person signed in and approved: issue a short-lived, single-use code bound to the request. */
-  async approve(request: AuthorizationRequest, email: string): Promise<string> {
-    const user = await this.users.findOrCreateByEmail(email);
+  /** What the authorization page shows the person before they decide. */
+  describe(request: AuthorizationRequest) {
+    const redirect = new URL(request.redirectUri);
+    return {
+      client_id: request.client.id,
+      client_name: request.client.client_name,
+      redirect_uri: request.redirectUri,
+      redirect_origin: redirect.origin,
+      // A loopback redirect means an application on the person's own computer (a CLI, a desktop MCP client).
+      redirect_is_local: LOOPBACK_HOSTS.has(redirect.hostname),
+      scopes: request.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] })),
+      resource_name: RESOURCE_NAMES[this.audienceOf(request.resource ?? null) ?? DEFAULT_AUDIENCE],
+    };
+  }
+
+  /** The signed-in person approved: issue a short-lived, single-use code bound to the request and to their account. */
+  async approve(request: AuthorizationRequest, user: User): Promise<string> {
     const code = `${CODE_PREFIX}${randomToken(32)}`;
     await this.repository.createCode({
       code_hash: hashSecret(code),
@@ -510,26 +526,4 @@ function s256(verifier: string): string {
 
 function secondsFromNow(seconds: number): Date {
   return new Date(Date.now() + seconds * 1000);
-}
-
-/**
- * The consent form's CSRF token: an HMAC over the browser's nonce cookie and the exact authorization
- * request shown, so a form cannot be forged from another site nor replayed with altered parameters.
- */
-export function consentToken(secret: string, nonce: string, request: AuthorizationRequest): string {
-  const bound = JSON.stringify([
-    'oauth-consent',
-    nonce,
-    request.client.id,
-    request.redirectUri,
-    request.scopes.join(' '),
-    request.state ?? null,
-    request.codeChallenge,
-    request.resource ?? null,
-  ]);
-  return createHmac('sha256', secret).update(bound).digest('base64url');
-}
-
-export function isValidConsentToken(secret: string, nonce: string, request: AuthorizationRequest, token: unknown): boolean {
-  return typeof token === 'string' && constantTimeEqual(token, consentToken(secret, nonce, request));
 }

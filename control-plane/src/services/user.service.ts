@@ -46,22 +46,7 @@ export class UserService {
   async findById(id: string): Promise<User | undefined> {
     return this.users.findById(id);
   }
-
-  /** Sign-in by email (development identity provider): the account is created on first use. */
-  async findOrCreateByEmail(email: string): Promise<User> {
-    const existing = await this.users.findByEmail(email.trim());
-    if (existing) return existing;
-    try {
-      return await this.create({ email });
-    } catch (error) {
-      // A concurrent first sign-in with the same email created it meanwhile.
-      const created = error instanceof AppError && error.code === 'conflict' ? await this.users.findByEmail(email.trim()) : undefined;
-      if (created) return created;
-      throw error;
-    }
-  }
 }
-
 
 /** Subscription states in which the plan's benefits apply (no credits spent, no watermark). */
 const SUBSCRIBED_STATES: readonly SubscriptionStatus[] = ['active', 'trialing'];

@@ -1,11 +1,12 @@
 import type { UserManager } from 'oidc-client-ts';
 import { settings } from '../settings.ts';
+import { safeReturnPath } from './return-path.ts';
 import { session } from './session.ts';
 
 /**
  * Sign-in with the configured OpenID Connect provider: authorization code flow with PKCE (S256), done by
  * oidc-client-ts; the ID token then calls the web-app endpoints. Loaded only when a provider is configured,
- * so the development sign-in pays nothing for it. Phase 1: wired, not yet covered by the browser tests.
+ * so the development sign-in pays nothing for it.
  */
 let manager: Promise<UserManager> | undefined;
 
@@ -39,5 +40,5 @@ export async function completeOidcSignIn(): Promise<string> {
   if (!user.id_token) throw new Error('The identity provider sent no ID token.');
   session.signIn({ idToken: user.id_token, email, expiresAt: (user.expires_at ?? Date.now() / 1000 + 3600) * 1000, via: 'oidc' });
   const state = user.state as { returnTo?: string } | undefined;
-  return state?.returnTo?.startsWith('/app') ? state.returnTo : '/app';
+  return safeReturnPath(state?.returnTo, '/app');
 }

@@ -2,17 +2,16 @@ import { useId, useState, type FormEvent } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { api, ApiProblem, call } from '../api/client.ts';
 import { startOidcSignIn } from '../auth/oidc.ts';
+import { safeReturnPath } from '../auth/return-path.ts';
 import { session, useSession } from '../auth/session.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { settings } from '../settings.ts';
 
-/** Only paths of the app itself are followed after signing in. */
-const safeNext = (next: string | null) => (next && next.startsWith('/app') && !next.startsWith('/app/sign-in') ? next : '/app/new');
 
 export function SignIn() {
   const signedIn = useSession();
   const [params] = useSearchParams();
-  const next = safeNext(params.get('next'));
+  const next = safeReturnPath(params.get('next'), '/app/new');
   const [ended] = useState(() => session.takeEndReason());
   if (signedIn) return <Navigate to={next} replace />;
   return (

@@ -11,7 +11,8 @@ const ONE_CLICK_FORM = express.urlencoded({ extended: false, limit: '2kb', param
 
 /**
  * GET and POST /email/unsubscribe: the link of every lifecycle email (List-Unsubscribe). The token is the
- * only credential; following the link, or a mail client's one-click POST, opts its holder out.
+ * only credential; following the link, or a mail client's one-click POST, opts its holder out. A browser
+ * following the link gets the web app's page instead (site.ts), which opts out with the POST and says so.
  */
 export function emailRoutes(context: AppContext): Router {
   const router = Router();
@@ -54,7 +55,10 @@ export function registerEmailPaths(registry: OpenAPIRegistry): void {
   const description = 'The token comes from the List-Unsubscribe link of a lifecycle email. Opting out again is fine: it answers 200 again.';
   registry.registerPath({
     method: 'get', path: '/email/unsubscribe', security: [], tags: ['web-app'], operationId: 'unsubscribeEmail',
-    summary: 'Opt out of lifecycle email (the unsubscribe link)', description,
+    summary: 'Opt out of lifecycle email (the unsubscribe link)',
+    description:
+      `${description} A request that prefers text/html over JSON (a browser following the link) is answered with the web app's page ` +
+      '(index.html, Vary: Accept), which opts out through POST /email/unsubscribe and shows the masked address; every other request gets this JSON.',
     request: { query: UnsubscribeQuery },
     responses: {
       200: jsonResponse('The holder of the token is opted out.', UnsubscribeResult),

@@ -1,20 +1,16 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
-import {
-  AuthorizationPageError,
-  AuthorizationRedirectError,
-  AUDIENCE_RULE,
-  OAuthError,
-  consentToken,
-  isValidConsentToken,
-  type AuthorizationRequest,
-} from '../../services/oauth.service.ts';
-import { randomToken } from '../../services/secrets.ts';
-import { emailSchema } from '../../services/user.service.ts';
+import { AuthorizationPageError, AuthorizationRedirectError, AUDIENCE_RULE, OAuthError } from '../../services/oauth.service.ts';
 import { requestBodyError } from '../errors.ts';
-import { AUTHORIZATION_PAGE_HEADERS, renderAuthorizationErrorPage, renderConsentPage } from '../oauth-pages.ts';
-import { jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
+import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
+import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
+import { idTokenSecurity } from './web-app.routes.ts';
 import {
+  AuthorizationDecisionRequest,
+  AuthorizationRedirect,
+  AuthorizationRequestDetails,
+  AuthorizationRequestError,
+  AuthorizationRequestQuery,
   AuthorizationServerMetadata,
   OAuthClientInformation,
   OAuthClientRegistrationRequest,
@@ -31,9 +27,8 @@ const FORM_PARAMETER_LIMIT = 50;
 /** The error code of a request the endpoint cannot read (RFC 7591 §3.2.2, RFC 6749 §5.2). */
 const MALFORMED_REGISTRATION = 'invalid_client_metadata';
 const MALFORMED_TOKEN_REQUEST = 'invalid_request';
-const NONCE_COOKIE = 'petsing_oauth_nonce';
-const NONCE = /^[A-Za-z0-9_-]{32,64}$/;
-const NONCE_LIFETIME_MS = 3600_000;
+const AUTHORIZATION_REQUEST_PATH = '/oauth/authorization-request';
+const AUTHORIZATION_DECISION_PATH = '/oauth/authorization-decision';
 /** RFC 9728 path-suffixed variants, which MCP clients look up for the resource they were given. */
 const PROTECTED_RESOURCE_PATHS = ['', '/v1', '/mcp'];
 
@@ -41,9 +36,10 @@ const PROTECTED_RESOURCE_PATHS = ['', '/v1', '/mcp'];
 export const OAUTH_CLIENT_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/oauth/register', '/oauth/token'];
 
 /**
- * The OAuth 2.1 authorization server: metadata, registration, token endpoint and (embedded) the consent page.
- * It parses its own bodies (mounted before the app's JSON parser), so that even a body that cannot be read is
- * answered in the endpoint's RFC shape.
+ * The OAuth 2.1 authorization server: metadata, registration, the token endpoint, and the two JSON endpoints
+ * behind the web app's authorization page ({SITE_URL}/oauth/authorize, served by site.ts). It parses its own
+ * bodies (mounted before the app's JSON parser), so that even a body that cannot be read is answered in the
+ * endpoint's RFC shape.
  */
 export function oauthRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
@@ -73,57 +69,30 @@ export function oauthRoutes(context: AppContext): Router {
   });
   router.use('/oauth/token', asOAuthError(MALFORMED_TOKEN_REQUEST));
 
-  // With an external identity provider the web site at SITE_URL hosts the authorization page.
-  if (!context.config.externalIdentityProvider) {
-    const secure = baseUrl.startsWith('https:');
-    const nonceOf = (req: Request, res: Response) => {
-      const existing = readCookie(req, NONCE_COOKIE);
-      if (existing && NONCE.test(existing)) return existing;
-      const nonce = randomToken(32);
-      res.cookie(NONCE_COOKIE, nonce, { httpOnly: true, sameSite: 'lax', secure, path: '/oauth/authorize', maxAge: NONCE_LIFETIME_MS });
-      return nonce;
-    };
-    const showConsent = (res: Response, request: AuthorizationRequest, nonce: string, problem?: { email: string; error: string }) => {
-      res.status(problem ? 400 : 200).set(AUTHORIZATION_PAGE_HEADERS).type('html');
-      res.send(renderConsentPage({ request, csrfToken: consentToken(context.signingSecret, nonce, request), ...problem }));
-    };
-
-    router.get('/oauth/authorize', async (req, res) => {
-      const request = await oauth.validateAuthorizationRequest(req.query);
-      showConsent(res, request, nonceOf(req, res));
-    });
-
-    router.post('/oauth/authorize', form, async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const request = await oauth.validateAuthorizationRequest(body);
-      const nonce = readCookie(req, NONCE_COOKIE);
-      if (!nonce || !isValidConsentToken(context.signingSecret, nonce, request, body.csrf_token)) {
-        throw new AuthorizationPageError('This form expired or did not come from this page.');
-      }
-      if (body.decision === 'deny') {
-        res.redirect(303, oauth.denialRedirect(request));
-        return;
-      }
-      if (body.decision !== 'approve') throw new AuthorizationPageError('Choose Allow or Deny.');
-      const email = emailSchema.safeParse(typeof body.email === 'string' ? body.email.trim() : '');
-      if (!email.success) {
-        showConsent(res, request, nonce, { email: String(body.email ?? ''), error: 'Enter a valid email address to sign in.' });
-        return;
-      }
-      res.redirect(303, await oauth.approve(request, email.data));
-    });
-  }
+  // The authorization page reads the request it was opened with (no credential: it shows a registered client's
+  // public name, and lets the page refuse a bad request before asking anyone to sign in)...
+  router.get(AUTHORIZATION_REQUEST_PATH, async (req, res) => {
+    const request = await oauth.validateAuthorizationRequest(req.query);
+    res.set('Cache-Control', 'no-store').json(oauth.describe(request));
+  });
+  // ...and sends the signed-in person's decision. Only an ID token in the Authorization header approves: a
+  // cross-site form cannot send one (no cookie, so no CSRF), and API keys and OAuth tokens are refused.
+  router.post(AUTHORIZATION_DECISION_PATH, requireWebUser(context.services.identity), json, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const { decision, ...params } = body;
+    const request = await oauth.validateAuthorizationRequest(params);
+    if (decision !== 'allow' && decision !== 'deny') throw new AuthorizationPageError('decision must be "allow" or "deny".');
+    const redirectTo = decision === 'deny' ? oauth.denialRedirect(request) : await oauth.approve(request, webUserOf(res));
+    res.set('Cache-Control', 'no-store').json({ redirect_to: redirectTo });
+  });
+  router.use(AUTHORIZATION_DECISION_PATH, (error: unknown, _req: Request, _res: Response, next: NextFunction) => {
+    // A body the parser refused is an OAuth error like the rest; a refused ID token keeps the web app's shape.
+    const bodyError = requestBodyError(error);
+    next(bodyError ? new OAuthError('invalid_request', bodyError.message, bodyError.status) : error);
+  });
 
   router.use(oauthErrors());
   return router;
-}
-
-function readCookie(req: Request, name: string): string | undefined {
-  for (const pair of (req.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = pair.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
 }
 
 /**
@@ -147,19 +116,19 @@ function asOAuthError(malformed: string): ErrorRequestHandler {
   };
 }
 
-/** OAuth errors have their own wire formats: JSON per RFC 6749/7591, a redirect, or a page for a person. */
+/**
+ * OAuth errors have their own wire format, RFC 6749/7591 JSON. An authorization request refused after its client
+ * and redirect URI were verified also carries `redirect_to`, the error for the client (RFC 6749 §4.1.2.1), which
+ * the page navigates to; one refused before that has none: the page shows it and never redirects.
+ */
 function oauthErrors(): ErrorRequestHandler {
-  return (error: unknown, req, res, next) => {
-    if (error instanceof OAuthError) {
-      res.status(error.status).set({ 'Cache-Control': 'no-store' });
-      res.json({ error: error.error, error_description: error.message, message: error.message });
-    } else if (error instanceof AuthorizationRedirectError) {
-      res.redirect(req.method === 'POST' ? 303 : 302, error.location);
-    } else if (error instanceof AuthorizationPageError) {
-      res.status(400).set(AUTHORIZATION_PAGE_HEADERS).type('html').send(renderAuthorizationErrorPage(error.message));
-    } else {
-      next(error);
-    }
+  return (error: unknown, _req, res, next) => {
+    const answer = (status: number, code: string, description: string, extra: Record<string, string> = {}) =>
+      res.status(status).set({ 'Cache-Control': 'no-store' }).json({ error: code, error_description: description, message: description, ...extra });
+    if (error instanceof OAuthError) answer(error.status, error.error, error.message);
+    else if (error instanceof AuthorizationRedirectError) answer(400, error.error, error.message, { redirect_to: error.location });
+    else if (error instanceof AuthorizationPageError) answer(400, 'invalid_request', error.message);
+    else next(error);
   };
 }
 
@@ -221,6 +190,45 @@ export function registerOAuthPaths(registry: OpenAPIRegistry): void {
       413: oauthErrorResponse(`invalid_request: the body is larger than ${BODY_LIMIT_KB} kB, or has more than ${FORM_PARAMETER_LIMIT} parameters.`),
       415: oauthErrorResponse('invalid_request: the body\'s charset or Content-Encoding is not supported.'),
       500: serverErrorResponse,
+    },
+  });
+  registry.registerPath({
+    method: 'get', path: AUTHORIZATION_REQUEST_PATH, security: [], tags: ['oauth'], operationId: 'getAuthorizationRequest',
+    summary: 'Check an authorization request (for the authorization page)',
+    description:
+      'The web app\'s authorization page ({SITE_URL}/oauth/authorize) sends the query it was opened with, unchanged, and shows the answer: ' +
+      'the client\'s registered name, where the person will be sent back, and the scopes in words. No credential: the page checks the request ' +
+      'before asking the person to sign in. PKCE with S256 is required; the redirect URI must be exactly one the client registered.',
+    request: { query: AuthorizationRequestQuery },
+    responses: {
+      200: jsonResponse('A valid request, in the words the page shows.', AuthorizationRequestDetails),
+      400: jsonResponse(
+        'The request is refused. With redirect_to (client and redirect URI verified; e.g. invalid_request for missing or plain PKCE, ' +
+          'unsupported_response_type, invalid_scope, invalid_target): the page sends the person there. Without (invalid_request: no or unknown ' +
+          'client_id, a redirect URI the client did not register, unreadable text): the page shows the error and never redirects.',
+        AuthorizationRequestError,
+      ),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: AUTHORIZATION_DECISION_PATH, security: idTokenSecurity, tags: ['oauth'], operationId: 'decideAuthorizationRequest',
+    summary: 'Allow or deny an authorization request (for the authorization page)',
+    description:
+      'The signed-in person\'s decision. Only an ID token in the Authorization header is accepted (no cookie, so a cross-site form cannot ' +
+      'forge a decision; API keys and OAuth tokens answer 401): the code is issued to the token\'s account. The request is checked again exactly ' +
+      `as by GET ${AUTHORIZATION_REQUEST_PATH}. The body is JSON of at most ${BODY_LIMIT_KB} kB.`,
+    request: { body: { required: true, content: { 'application/json': { schema: AuthorizationDecisionRequest } } } },
+    responses: {
+      200: jsonResponse(
+        'Where to send the person: the redirect URI with a single-use code (allow) or error=access_denied (deny), with state and iss.',
+        AuthorizationRedirect,
+      ),
+      400: jsonResponse(
+        `As for GET ${AUTHORIZATION_REQUEST_PATH}; also invalid_request for a decision other than allow or deny, or a body that is not JSON.`,
+        AuthorizationRequestError,
+      ),
+      ...errorResponses('unauthorized', 'not_found', 'conflict'),
+      413: oauthErrorResponse(`invalid_request: the body is larger than ${BODY_LIMIT_KB} kB.`),
     },
   });
 }

@@ -94,3 +94,48 @@ export const ProtectedResourceMetadata = z
     resource_documentation: z.url(),
   })
   .meta({ id: 'ProtectedResourceMetadata', description: 'RFC 9728 protected resource metadata.' });
+
+/** The authorization request's parameters (RFC 6749 §4.1.1, RFC 7636, RFC 8707), as the page received them in its query. */
+const authorizationRequestFields = {
+  response_type: z.literal('code'),
+  client_id: z.string(),
+  redirect_uri: z.string().meta({ description: 'Exactly one of the redirect URIs the client registered.' }),
+  scope: z.string().optional().meta({ description: 'Space-separated; default videos:read.', example: 'videos:read videos:write' }),
+  state: z.string().optional(),
+  code_challenge: z.string().meta({ description: 'The base64url SHA-256 of the code verifier (43 characters).' }),
+  code_challenge_method: z.literal('S256'),
+  resource: z.string().optional().meta({ description: 'RFC 8707 resource indicator: {BASE_URL}, {BASE_URL}/v1 or {BASE_URL}/mcp.' }),
+};
+
+export const AuthorizationRequestQuery = z.object(authorizationRequestFields);
+
+export const AuthorizationRequestDetails = z
+  .object({
+    client_id: z.string(),
+    client_name: z.string().meta({ description: 'The name the client registered (not verified by anyone).' }),
+    redirect_uri: z.url(),
+    redirect_origin: z.string().meta({ description: 'Where the person is sent after deciding.', example: 'https://client.example' }),
+    redirect_is_local: z.boolean().meta({ description: 'The redirect goes to a loopback address: an application on the person\'s own computer.' }),
+    scopes: z.array(z.object({ scope: z.enum(['videos:read', 'videos:write']), description: z.string() })),
+    resource_name: z.string().meta({ description: 'The protected resource the token will be good for: petsing API or petsing MCP server.' }),
+  })
+  .meta({ id: 'AuthorizationRequestDetails', description: 'A valid authorization request, in the words the authorization page shows.' });
+
+export const AuthorizationDecisionRequest = z
+  .object({ ...authorizationRequestFields, decision: z.enum(['allow', 'deny']) })
+  .meta({ id: 'AuthorizationDecisionRequest', description: 'The authorization request\'s parameters, unchanged, and the person\'s decision.' });
+
+export const AuthorizationRedirect = z
+  .object({ redirect_to: z.url().meta({ description: 'The client\'s redirect URI with code (or error), state and iss (RFC 9207): navigate there.' }) })
+  .meta({ id: 'AuthorizationRedirect' });
+
+export const AuthorizationRequestError = OAuthErrorResponse.extend({
+  redirect_to: z
+    .url()
+    .optional()
+    .meta({
+      description:
+        'Present once the client and redirect URI are verified: the error reported to the client (RFC 6749 §4.1.2.1); navigate there. ' +
+        'Absent for an unknown client or an unregistered redirect URI, which are shown to the person and never redirected.',
+    }),
+}).meta({ id: 'AuthorizationRequestError' });
