@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { renderSamplePet } from '@petsing/render-node';
 import { videoObjectPrefix } from '@petsing/workflows';
-import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import sharp from 'sharp';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { apiRepresentations } from '../control-plane/src/http/api-representations.ts';
 import { createControlActivities } from '../control-plane/src/temporal/control-activities.ts';
 import { renderWorkflowId } from '@petsing/workflows';
 import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { temporal as temporalProto } from '@temporalio/proto';
+import { replayFinishedHistories } from './support/temporal.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { json, type Json } from './support/http.ts';
@@ -151,7 +151,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     ]);
 
     // A retried (or duplicated) failure activity must not refund again.
-    const activities = createControlActivities(service.context.services);
+    const activities = createControlActivities(service.context.services, apiRepresentations(service.context).video);
     await Promise.all([
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
@@ -233,15 +233,6 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   }, 300_000);
 
   it('replays every recorded workflow history against the current workflow code', async () => {
-    const histories = [];
-    for await (const execution of temporal.client.workflow.list({ query: `WorkflowType = 'renderVideo' AND ExecutionStatus != 'Running'` })) {
-      histories.push({ workflowId: execution.workflowId, history: await temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
-    }
-    expect(histories.length).toBeGreaterThanOrEqual(5);
-    // Replay against the bundle production workers load (built ahead of time the same way).
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
-    for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'orchestration' }, histories)) {
-      expect(result.error, `replay of ${result.workflowId}`).toBeUndefined();
-    }
+    expect(await replayFinishedHistories(temporal.client, 'renderVideo')).toBeGreaterThanOrEqual(5);
   }, 120_000);
 });

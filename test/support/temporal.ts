@@ -1,6 +1,8 @@
 import Long from 'long';
 import { randomBytes } from 'node:crypto';
-import { Connection } from '@temporalio/client';
+import { fileURLToPath } from 'node:url';
+import { Connection, type Client } from '@temporalio/client';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { waitFor } from './processes.ts';
 
@@ -25,4 +27,21 @@ export async function createTestNamespace(): Promise<{ address: string; namespac
     await connection.close();
   }
   return { address, namespace };
+}
+
+/**
+ * Replays every finished run of a workflow type against the workflow bundle production workers load (built
+ * ahead of time the same way), so a change that breaks determinism fails a test. Throws on the first run that
+ * does not replay; answers how many were replayed.
+ */
+export async function replayFinishedHistories(client: Client, workflowType: string): Promise<number> {
+  const histories = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowType = '${workflowType}' AND ExecutionStatus != 'Running'` })) {
+    histories.push({ workflowId: execution.workflowId, history: await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
+  }
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
+  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: workflowType }, histories)) {
+    if (result.error) throw new Error(`replay of ${result.workflowId} failed`, { cause: result.error });
+  }
+  return histories.length;
 }

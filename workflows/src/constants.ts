@@ -18,6 +18,13 @@ export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId
 /** The face check of a photo the service holds (POST /v1/images): one per image. */
 export const detectFaceWorkflowId = (imageId: string) => `detect-face-${imageId}`;
 
+/**
+ * One webhook delivery's workflow; a redelivery gets its own run, named by the first attempt it makes, so
+ * the id stays unique while the webhook-id the receiver sees stays the delivery's.
+ */
+export const webhookDeliveryWorkflowId = (deliveryId: string, firstAttempt = 1) =>
+  firstAttempt === 1 ? `webhook-delivery-${deliveryId}` : `webhook-delivery-${deliveryId}-from-${firstAttempt}`;
+
 /** The one-off render of a template's preview clip. */
 /** One preview render per template and assets version (a new version renders its clip again). */
 export const templatePreviewWorkflowId = (templateId: number, assetsVersion: string) => `template-preview-${templateId}-${assetsVersion}`;

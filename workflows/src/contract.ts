@@ -167,6 +167,21 @@ export type ReconcileVideosInput = z.infer<typeof ReconcileVideosInput>;
 /** What one reconciliation did: videos looked at, renders started (or re-renders restarted), videos failed and refunded. */
 export type ReconcileVideosResult = { checked: number; started: number; failed: number };
 
+/**
+ * One webhook delivery (its webhook-id is deliveryId): attempts numbered from firstAttempt, waiting
+ * retryDelaysSeconds[i] after the i-th failed one (the schedule is fixed when the delivery starts, so a
+ * changed setting never alters a running workflow's history).
+ */
+export const DeliverWebhookInput = z.object({
+  deliveryId: z.uuid(),
+  firstAttempt: z.number().int().positive(),
+  retryDelaysSeconds: z.array(z.number().int().positive()),
+});
+export type DeliverWebhookInput = z.infer<typeof DeliverWebhookInput>;
+
+/** delivered: a 2xx in time; failed: try again later; abandoned: nothing to deliver to any more (endpoint deleted or disabled). */
+export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'abandoned';
+
 /** The control-plane activities the workflows call; implemented in control-plane. */
 export interface ControlActivities {
   beginRender(input: RenderVideoInput): Promise<RenderPlan>;
@@ -183,6 +198,11 @@ export interface ControlActivities {
   enqueueFreeCreditsEmails(input: FreeCreditsEmailsInput): Promise<{ enqueued: number }>;
   /** Starts or settles every paid video without a running render; idempotent, so overlapping runs are harmless. */
   reconcileVideos(input: ReconcileVideosInput): Promise<ReconcileVideosResult>;
+  /**
+   * Sends a webhook delivery once and records the attempt (idempotent per attempt number: a retried activity
+   * sends the same webhook-id again, which receivers deduplicate). `last`: no attempt follows a failure.
+   */
+  attemptWebhookDelivery(input: { deliveryId: string; attempt: number; last: boolean }): Promise<WebhookAttemptOutcome>;
 }
 
 /** The render-node activities, served on TASK_QUEUES.render. */

@@ -109,6 +109,18 @@ export const controlPlaneEnvSchema = z.object({
   /** How long a video may sit `pending`/`processing` unchanged before that check looks at it (the API starts its render within moments). */
   RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(120),
 
+  /**
+   * Seconds between a failed webhook attempt and the next one, comma-separated; the first attempt is at once.
+   * The default is Standard Webhooks' schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 8 attempts over about 27.6 hours.
+   */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean).map(Number))
+    .pipe(z.array(z.number().int().min(1).max(7 * 24 * 3600)).max(20)),
+  /** A webhook endpoint whose attempts have failed, without one success, for this long is disabled and its owner emailed. */
+  WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(1).max(90 * 24 * 3600).default(5 * 24 * 3600),
+
   /** How often leftovers of crashed processes are swept (upload folders by the API; the object store by a control worker). */
   SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   /** What the sweep leaves alone: anything younger than this (a create in progress stores its files before its row commits). */

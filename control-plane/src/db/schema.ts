@@ -70,6 +70,8 @@ export interface VideosTable {
   /** The output shape (square 720×720, 4:5 720×900, 9:16 720×1280); 'square' when none was asked for. */
   aspect: Generated<VideoAspect>;
   credit_returned_at: NullableTimestamp;
+  /** POST /v1/videos' webhook_url: told of this video's events, signed with the account's default webhook secret. */
+  webhook_url: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;
@@ -205,6 +207,63 @@ export interface ImagesTable {
   expires_at: Timestamp;
 }
 
+export type WebhookEventType = 'video.processing' | 'video.completed' | 'video.failed';
+
+export interface WebhookEndpointsTable {
+  id: Generated<string>;
+  user_id: string;
+  url: string;
+  events: WebhookEventType[];
+  /** Encrypted (WebhookSecrets); the plain secret is shown once. */
+  secret_ciphertext: string;
+  /** The secret before the last rotation; it signs too until previous_secret_expires_at. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: NullableTimestamp;
+  /** The first failed attempt since the last success; null while deliveries succeed. */
+  failing_since: NullableTimestamp;
+  disabled_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookAccountSecretsTable {
+  user_id: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  /** Sent as webhook-id on every attempt. */
+  id: Generated<string>;
+  user_id: string;
+  endpoint_id: string | null;
+  /** The endpoint id, or 'video' for the video's own webhook_url: one delivery per (video, event, target). */
+  target: string;
+  url: string;
+  video_id: string | null;
+  event_type: string;
+  /** The exact body (JSON text) sent on every attempt. */
+  payload: string;
+  state: Generated<WebhookDeliveryState>;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  attempted_at: Timestamp;
+  status_code: number | null;
+  latency_ms: number;
+  response_snippet: string | null;
+  error: string | null;
+}
+
 export interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
@@ -237,6 +296,10 @@ export interface Database {
   email_outbox: EmailOutboxTable;
   hosted_audio: HostedAudioTable;
   images: ImagesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_account_secrets: WebhookAccountSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -251,3 +314,6 @@ export type HostedAudio = Selectable<HostedAudioTable>;
 export type Purchase = Selectable<PurchasesTable>;
 export type NewPurchase = Insertable<PurchasesTable>;
 export type Image = Selectable<ImagesTable>;
+export type WebhookEndpoint = Selectable<WebhookEndpointsTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type WebhookDeliveryAttempt = Selectable<WebhookDeliveryAttemptsTable>;

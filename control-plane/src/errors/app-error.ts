@@ -53,6 +53,9 @@ export const errorCatalog = {
   video_not_watermarked: { status: 400, title: 'Video has no watermark', hint: 'Only a watermarked video can be bought free of its watermark; this one has none.' },
   video_not_ready: { status: 400, title: 'Video not finished', hint: 'Wait until the video is completed, then buy the watermark removal.' },
   webhook_signature_invalid: { status: 400, title: 'Invalid webhook signature', hint: 'Send the raw event body with the Stripe-Signature header Stripe computed with this endpoint\'s signing secret.' },
+  webhook_url_refused: { status: 400, title: 'Webhook URL refused', hint: 'Use a public https:// URL on the default port, without user:password@, whose host name resolves only to public internet addresses.' },
+  webhook_limit_reached: { status: 409, title: 'Too many webhook endpoints', hint: 'Delete an endpoint you no longer use (DELETE /v1/webhooks/{id}), then register the new one.' },
+  webhook_secret_required: { status: 400, title: 'No default webhook secret', hint: 'Make the account\'s default webhook secret once with POST /v1/webhooks/default-secret (it signs every webhook_url delivery), then create again.' },
 } as const satisfies Record<string, { status: number; title: string; hint: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -79,13 +79,14 @@ export function apiRepresentations(context: AppContext) {
     /** Creates an API video (one credit) and answers CreatedApiVideo. */
     createVideo: async (
       userId: string,
-      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined },
+      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined; webhook_url?: string | undefined },
     ) => {
       const { video: created, creditsRemaining } = await videos.createApiVideo(userId, {
         templateId: request.template_id,
         photo: apiVideoPhoto(request),
         ...(request.face ? { face: request.face } : {}),
         ...(request.aspect ? { aspect: request.aspect } : {}),
+        ...(request.webhook_url ? { webhookUrl: request.webhook_url } : {}),
       });
       return {
         id: created.id,

@@ -165,10 +165,30 @@ export interface UserUrlFetcherOptions {
   tlsCa?: string | Buffer;
 }
 
+export interface PostUserUrlOptions {
+  body: string;
+  headers: Record<string, string>;
+  /** Deadline for the whole exchange, DNS included. */
+  timeoutMs: number;
+  /** At most this many bytes of the answer are read and kept. */
+  maxResponseBytes: number;
+}
+
+export interface PostedUrl {
+  statusCode: number;
+  /** The first maxResponseBytes of the answer, as UTF-8. */
+  responseSnippet: string;
+}
+
 export interface UserUrlFetcher {
   vetUrl(url: string, options?: VetOptions): VettedUrl;
   vetHost(url: string | VettedUrl, options?: VetHostOptions): Promise<VettedHost>;
   fetch(url: string, options: FetchUserUrlOptions): Promise<FetchedUrl>;
+  /**
+   * POSTs to a user URL (webhook deliveries) under the same rules as fetch, names resolved and vetted now;
+   * redirects are not followed (a 3xx is an answer like any other).
+   */
+  post(url: string, options: PostUserUrlOptions): Promise<PostedUrl>;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -415,7 +435,42 @@ export function createUserUrlFetcher(fetcherOptions: UserUrlFetcherOptions = {})
     }
   }
 
-  return { vetUrl, vetHost, fetch: fetchUserUrl };
+  async function postUserUrl(input: string, options: PostUserUrlOptions): Promise<PostedUrl> {
+    const deadline = withDeadline(undefined, options.timeoutMs);
+    const host = await resolveVetted(vetUrl(input), deadline.signal);
+    const client = new Client(host.url.origin, {
+      connect: { lookup: pinnedLookup(host.hostname, host.pinned), timeout: options.timeoutMs, ...(tlsCa === undefined ? {} : { ca: tlsCa }) },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    try {
+      const { statusCode, body } = await client.request({
+        method: 'POST',
+        path: `${host.url.pathname}${host.url.search}`,
+        headers: { ...options.headers, 'accept-encoding': 'identity' },
+        body: options.body,
+        signal: deadline.signal,
+      });
+      const chunks: Buffer[] = [];
+      let received = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        chunks.push(chunk.subarray(0, options.maxResponseBytes - received));
+        received += Math.min(chunk.length, options.maxResponseBytes - received);
+        if (received >= options.maxResponseBytes) break;
+      }
+      discard(body);
+      return { statusCode, responseSnippet: Buffer.concat(chunks).toString('utf8') };
+    } catch (error) {
+      if (error instanceof UrlRefusedError) throw error;
+      if (deadline.timedOut()) throw unreachable('timeout', `The URL did not answer within ${options.timeoutMs / 1000} s.`, error);
+      const { reason, detail } = describeNetworkError(error);
+      throw unreachable(reason, `The URL could not be reached: ${detail}.`, error);
+    } finally {
+      await client.destroy().catch(() => undefined);
+    }
+  }
+
+  return { vetUrl, vetHost, fetch: fetchUserUrl, post: postUserUrl };
 }
 
 /** Drops a body we will not read. undici reports the destroy as an 'error' event, which must not go unheard. */

@@ -52,6 +52,10 @@ import { SpeechService } from '../services/speech.service.ts';
 import { SoundtrackService } from '../services/soundtrack.service.ts';
 import type { VideoPageResolver } from '../media/social/video-page-resolver.ts';
 import { YtDlpResolver } from '../media/social/yt-dlp.resolver.ts';
+import { WebhookRepository } from '../repositories/webhook.repository.ts';
+import { WebhookService } from '../services/webhook.service.ts';
+import { WebhookSecretBox } from '../services/webhook-signing.ts';
+import { WebhookScheduler } from '../temporal/webhook-scheduler.ts';
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -149,7 +153,17 @@ export function createServices({ config, database, objectStore, temporalClient, 
     { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
     logger,
   );
+  const webhooks = new WebhookService(
+    new WebhookRepository(db),
+    videoRepository,
+    urlFetcher,
+    new WebhookSecretBox(signingSecret),
+    new WebhookScheduler(temporalClient),
+    email,
+    { retryDelaysSeconds: config.env.WEBHOOK_RETRY_SCHEDULE_SECONDS, disableAfterSeconds: config.env.WEBHOOK_DISABLE_AFTER_SECONDS },
+    logger,
+  );
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, imageUrls, logger, (video) => email.videoReady(video));
-  return { billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
+  return { webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

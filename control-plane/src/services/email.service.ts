@@ -8,7 +8,7 @@ import { hashSecret } from './secrets.ts';
 import { FREE_CREDITS_PER_MONTH } from './pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
-export type LifecycleEmailKind = 'welcome' | 'video_ready' | 'free_credits_renewed';
+export type LifecycleEmailKind = 'welcome' | 'video_ready' | 'free_credits_renewed' | 'webhook_disabled';
 
 type Composed = { kind: LifecycleEmailKind; dedupeKey: string; subject: string; body: string };
 
@@ -74,6 +74,24 @@ export class EmailService {
       dedupeKey: `video-ready:${video.id}`,
       subject: "Your pet's singing video is ready",
       body: ['Your singing video has finished rendering.', '', `Watch and download it: ${this.links.siteUrl}`].join('\n'),
+    }));
+    return queued > 0;
+  }
+
+  /** Tells the owner that one of their webhook endpoints was disabled for failing; once per disabling. */
+  async webhookDisabled(userId: string, endpoint: { id: string; url: string; disabledAt: Date }, failingFor: string): Promise<boolean> {
+    const user = await this.users.findById(userId);
+    if (!user) return false;
+    const queued = await this.enqueue([user], () => ({
+      kind: 'webhook_disabled',
+      dedupeKey: `webhook-disabled:${endpoint.id}:${endpoint.disabledAt.toISOString()}`,
+      subject: 'A petsing webhook endpoint was disabled',
+      body: [
+        `Deliveries to your webhook endpoint ${endpoint.url} (id ${endpoint.id}) have failed for ${failingFor} without a success, so it was disabled and receives no more events.`,
+        '',
+        'Check that it answers 2xx within 10 seconds, then register it again with POST /v1/webhooks.',
+        'GET /v1/webhooks/{id}/deliveries shows what it answered to each attempt.',
+      ].join('\n'),
     }));
     return queued > 0;
   }

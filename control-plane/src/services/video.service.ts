@@ -31,6 +31,8 @@ export type CreateVideoInput = {
   face?: FaceHints;
   /** The output shape; square when not given. */
   aspect?: VideoAspect;
+  /** An API create's webhook_url, already vetted (WebhookService.vetVideoWebhookUrl). */
+  webhookUrl?: string;
 };
 
 /** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
@@ -99,7 +101,7 @@ export class VideoService {
    * now (400 before any charge) and fetched by the render workflow; a checked photo without a face is
    * refused now unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto } & VideoOptions): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; webhookUrl?: string } & VideoOptions): Promise<CreatedVideo> {
     const template = await this.findTemplate(input.templateId);
     let image: CreateVideoInput['image'];
     if ('url' in input.photo) {
@@ -117,6 +119,7 @@ export class VideoService {
       image,
       ...(input.face ? { face: input.face } : {}),
       ...(input.aspect ? { aspect: input.aspect } : {}),
+      ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
     });
     if (!created) {
       throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
@@ -194,6 +197,7 @@ export class VideoService {
           has_watermark: input.watermark,
           face_hints: input.face ? JSON.stringify(input.face) : null,
           aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
+          webhook_url: input.webhookUrl ?? null,
         },
         input.charge,
       );

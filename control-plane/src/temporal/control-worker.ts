@@ -3,6 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { TASK_QUEUES } from '@petsing/workflows';
 import { connectTemporalWorker, runWorker } from '@petsing/workflows/runtime';
 import type { AppContext } from '../runtime/app-context.ts';
+import { apiRepresentations } from '../http/api-representations.ts';
 import { createControlActivities } from './control-activities.ts';
 
 /**
@@ -19,7 +20,7 @@ export async function startControlWorker(context: AppContext): Promise<{ stop():
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,
-    activities: createControlActivities(context.services),
+    activities: createControlActivities(context.services, apiRepresentations(context).video),
     ...(env.WORKFLOW_BUNDLE_PATH
       ? { workflowBundle: { codePath: env.WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) }),

@@ -8,6 +8,7 @@ import * as hostedAudio from './2026-11-26T05-00-00-hosted-audio.ts';
 import * as payments from './2026-11-26T07-00-00-payments.ts';
 import * as faces from './2026-11-26T08-00-00-faces.ts';
 import * as videoAspect from './2026-11-26T12-00-00-video-aspect.ts';
+import * as webhooks from './2026-11-27T03-00-00-webhooks.ts';
 import * as credentialRevocation from './2026-11-27T02-00-00-credential-revocation.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
@@ -21,5 +22,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T07-00-00-payments': payments,
   '2026-11-26T08-00-00-faces': faces,
   '2026-11-26T12-00-00-video-aspect': videoAspect,
+  '2026-11-27T03-00-00-webhooks': webhooks,
   '2026-11-27T02-00-00-credential-revocation': credentialRevocation,
 };

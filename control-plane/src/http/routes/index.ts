@@ -12,6 +12,7 @@ import { registerSubscriptionPaths } from './subscription.routes.ts';
 import { registerWebAppPaths } from './web-app.routes.ts';
 import { registerWebDeveloperPaths } from './web-developer.routes.ts';
 import { registerWebVideoPaths } from './web-videos.routes.ts';
+import { registerWebhookPaths } from './webhook.routes.ts';
 
 /** Every route module's OpenAPI paths; /openapi.json is built from these and the same zod schemas. */
 export const openApiContributors: OpenApiContributor[] = [
@@ -26,6 +27,7 @@ export const openApiContributors: OpenApiContributor[] = [
   registerSpeechPaths,
   registerSocialPaths,
   registerPublicApiPaths,
+  registerWebhookPaths,
   registerOAuthPaths,
   registerMcpPaths,
 ];

@@ -22,10 +22,11 @@ import {
   VideoListQuery,
 } from '../schemas/public-api.schemas.ts';
 import { parseBody, parseQuery } from '../validation.ts';
+import { webhookRoutes } from './webhook.routes.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, images, credentials, rateLimiter, idempotency } = context.services;
+  const { videos, images, credentials, rateLimiter, idempotency, webhooks } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -61,6 +62,7 @@ export function publicApiRoutes(context: AppContext): Router {
   router.post('/videos', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
     const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT, aspect: ASPECT_HINT });
+    if (request.webhook_url) await webhooks.vetVideoWebhookUrl(userId, request.webhook_url);
     const create = async () => ({ status: 202, body: await represent.createVideo(userId, request) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
@@ -79,6 +81,8 @@ export function publicApiRoutes(context: AppContext): Router {
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
     res.json(await represent.video(await represent.ownedVideo(credentialOf(res).userId, String(req.params.id))));
   });
+
+  router.use(webhookRoutes(context));
 
   router.delete('/videos/:id', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
@@ -137,7 +141,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
       202: jsonResponse('Queued; poll poll_url until status is completed.', CreatedApiVideo, rateLimitHeaders),
       ...errorResponses(
         'invalid_request', 'unknown_template', 'image_url_refused', 'unknown_image', 'face_not_found', 'unauthorized', 'insufficient_credits', 'forbidden',
-        'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable',
+        'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable', 'webhook_url_refused', 'webhook_secret_required',
       ),
     },
   });

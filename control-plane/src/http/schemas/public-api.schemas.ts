@@ -1,3 +1,4 @@
+import { MAX_URL_LENGTH } from '../../media/safe-fetch.ts';
 import { FaceHintsField } from './image.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { z } from 'zod';
@@ -78,6 +79,15 @@ export const CreateApiVideoRequest = z
       .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
     face: FaceHintsField.optional(),
     aspect: AspectRequestField,
+    webhook_url: z
+      .url()
+      .max(MAX_URL_LENGTH)
+      .optional()
+      .meta({
+        description:
+          'Also send this video\'s events (video.processing, video.completed, video.failed) here, signed with the account\'s default webhook secret '
+          + '(POST /v1/webhooks/default-secret, needed first: 400 webhook_secret_required otherwise). Vetted like image_url (400 webhook_url_refused).',
+      }),
   })
   .meta({ id: 'CreateApiVideoRequest', description: 'Send exactly one of image_url and image_id.' });
 
