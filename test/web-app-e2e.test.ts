@@ -882,6 +882,8 @@ describe('the web app in Chromium with an OpenID Connect provider', () => {
       await target.goto(`${site}/app/sign-in`);
       await target.getByText('Sign in with your account.').waitFor();
       expect(await target.getByText('Development sign-in.').count()).toBe(0);
+      const { violations } = await new AxeBuilder({ page: target }).analyze();
+      expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`)).toEqual([]);
       await target.getByRole('button', { name: 'Continue to sign-in' }).click();
       await signInAtProvider(target, 'oidc-person@example.com');
       // Back from the provider through /app/callback, signed in, on the page a sign-in leads to.
