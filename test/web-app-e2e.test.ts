@@ -581,6 +581,7 @@ describe('the web app in Chromium', () => {
       await waitFor('a voice sample playing', async () => samples.nth(1).evaluate((element) => (element as unknown as MediaElement).currentTime > 0), 30_000);
       await samples.nth(1).evaluate((element) => (element as unknown as MediaElement).pause());
       await target.locator('input[name=voice_id]').nth(1).check();
+      await target.getByText('Make the speech to continue.').waitFor();
       await target.getByLabel(/^What your pet says/).fill('Happy birthday to you, my dear little kitten. You sing so very well today!');
       const speaking = target.waitForResponse((response) => response.url().endsWith('/tts'));
       await target.getByRole('button', { name: 'Make the speech' }).click();

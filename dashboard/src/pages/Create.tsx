@@ -29,6 +29,15 @@ const SOUND_SOURCES: { value: SoundSource; label: string }[] = [
   { value: 'link', label: 'A short video’s sound' },
 ];
 
+/** What is still missing before the create, per sound source. */
+const SOUND_MISSING: Record<SoundSource, string> = {
+  song: 'Pick a song to continue.',
+  recording: 'Record your voice to continue.',
+  file: 'Choose an audio file to continue.',
+  speech: 'Make the speech to continue.',
+  link: 'Get the sound of the video to continue.',
+};
+
 /** Make a video: a photo (camera or library), the sound, a shape; credits and cost shown before the tap. */
 export function Create() {
   const navigate = useNavigate();
@@ -280,7 +289,7 @@ export function Create() {
         <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
           {busy ? 'Uploading…' : 'Make it sing'}
         </button>
-        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">Pick the sound to continue.</p> : null}
+        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">{SOUND_MISSING[source]}</p> : null}
       </form>
       <p>
         <Link to="/app">Back to my videos</Link>
