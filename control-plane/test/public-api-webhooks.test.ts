@@ -2,8 +2,11 @@ import { renderSamplePet } from '@petsing/render-node';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderWorkflowId } from '@petsing/workflows';
+import { apiRepresentations } from '../src/http/api-representations.ts';
 import { classifyAddress } from '../src/media/address-policy.ts';
 import { createUserUrlFetcher, systemResolver } from '../src/media/safe-fetch.ts';
+import { createControlActivities } from '../src/temporal/control-activities.ts';
 import type { Json } from '../../test/support/http.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
@@ -191,6 +194,22 @@ describe('/v1 webhooks', () => {
     }, 10_000);
     expect((await call('redeliverWebhook', 'POST', `/v1/webhooks/${all.id}/deliveries/${crypto.randomUUID()}/redeliver`, owner.readWrite)).status).toBe(404);
   }, 240_000);
+
+  it('sends video.failed for a video the reconciler fails after its workflow was lost', async () => {
+    const account = await createTestAccount(service.context, 'lost@example.com', 1);
+    const endpoint = await register('/hooks/lost', ['video.failed'], account.readWrite);
+    const created = await call('createApiVideo', 'POST', '/v1/videos', account.readWrite, { template_id: '1', image_url: hook('/pet.png') });
+    await temporal.client.workflow.getHandle(renderWorkflowId(created.body.id)).terminate('lost, for the test');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The reconciliation schedule's activity, run now rather than at its interval.
+    const activities = createControlActivities(service.context.services, apiRepresentations(service.context).video);
+    expect((await activities.reconcileVideos({ graceSeconds: 1 })).failed).toBe(1);
+    await waitFor('video.failed', async () => receiver.on('/hooks/lost').length > 0, 30_000);
+    const [failed, ...more] = receiver.on('/hooks/lost');
+    expect(more).toEqual([]);
+    verifyWith(endpoint.secret, failed!);
+    expect(failed!.event).toMatchObject({ type: 'video.failed', data: { id: created.body.id, status: 'failed', error: { code: 'render_lost' } } });
+  });
 
   it('rotates a secret: both sign during the overlap, only the new one after it', async () => {
     const endpoint = await register('/hooks/rotating');

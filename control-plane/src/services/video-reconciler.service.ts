@@ -29,7 +29,8 @@ export class VideoReconciler {
     private readonly logger: Logger,
   ) {}
 
-  async reconcile(graceSeconds: number, now = new Date()): Promise<ReconcileVideosResult> {
+  /** `onFailed` hears of each video this run failed (its webhook event); its errors are logged, never thrown. */
+  async reconcile(graceSeconds: number, onFailed: (videoId: string) => Promise<unknown> = async () => {}, now = new Date()): Promise<ReconcileVideosResult> {
     const result: ReconcileVideosResult = { checked: 0, started: 0, failed: 0 };
     const before = new Date(now.getTime() - graceSeconds * 1000);
     let after: Video | undefined;
@@ -37,6 +38,7 @@ export class VideoReconciler {
       const page = await this.videos.listUnsettled(before, PAGE_SIZE, after);
       for (const video of page) {
         const outcome = await this.settle(video);
+        if (outcome === 'failed') await onFailed(video.id).catch((error: unknown) => this.logger.error({ err: error, videoId: video.id }, 'video-failed hook failed'));
         result.checked++;
         if (outcome !== 'running') result[outcome]++;
       }

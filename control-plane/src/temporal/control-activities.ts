@@ -41,7 +41,7 @@ export function createControlActivities(
     beginTemplatePreview: ({ templateId }) => translate(() => renders.beginTemplatePreview(templateId)),
     completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
     enqueueFreeCreditsEmails: async ({ month }) => ({ enqueued: await email.freeCreditsRenewed(month) }),
-    reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds),
+    reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds, (videoId) => webhooks.emitVideoEvent(videoId, 'video.failed', represent)),
     attemptWebhookDelivery: ({ deliveryId, attempt, last }) => webhooks.attempt(deliveryId, attempt, last),
   };
 }
