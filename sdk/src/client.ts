@@ -14,6 +14,11 @@ export type ApiImage = Schemas['ApiImage'];
 export type ApiAudio = Schemas['ApiAudio'];
 export type Voice = Schemas['Voice'];
 export type ErrorDetail = Schemas['ErrorDetail'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpoint'];
+export type DefaultWebhookSecret = Schemas['DefaultWebhookSecret'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type WebhookEvent = Schemas['CreateWebhookRequest']['events'];
 
 type CreateRequest = Schemas['CreateApiVideoRequest'];
 type OneOf<T, A extends keyof T, B extends keyof T> =
@@ -133,6 +138,53 @@ export class Petsing {
 
   async listVoices(options: RequestOptions = {}): Promise<Voice[]> {
     return answer(await this.api.GET('/v1/voices', { signal: options.signal })).data;
+  }
+
+  /**
+   * Registers an HTTPS endpoint for `events` (default: all video events). The answer's `secret` (`whsec_…`),
+   * shown only here, is what verifyWebhook checks deliveries with.
+   */
+  async createWebhook(webhook: { url: string; events?: WebhookEvent }, options: RequestOptions = {}): Promise<CreatedWebhookEndpoint> {
+    return answer(await this.api.POST('/v1/webhooks', { body: webhook, signal: options.signal }));
+  }
+
+  async listWebhooks(options: RequestOptions = {}): Promise<WebhookEndpoint[]> {
+    return answer(await this.api.GET('/v1/webhooks', { signal: options.signal })).data;
+  }
+
+  async getWebhook(id: string, options: RequestOptions = {}): Promise<WebhookEndpoint> {
+    return answer(await this.api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal: options.signal }));
+  }
+
+  async deleteWebhook(id: string, options: RequestOptions = {}): Promise<void> {
+    answer(await this.api.DELETE('/v1/webhooks/{id}', { params: { path: { id } }, signal: options.signal }));
+  }
+
+  /** A new secret, answered once; the old one keeps signing beside it for `overlapSeconds` (the service's default: 24 hours). */
+  async rotateWebhookSecret(id: string, options: RequestOptions & { overlapSeconds?: number } = {}): Promise<CreatedWebhookEndpoint> {
+    const body = options.overlapSeconds === undefined ? {} : { overlap_seconds: options.overlapSeconds };
+    return answer(await this.api.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } }, body, signal: options.signal }));
+  }
+
+  /** Makes or replaces the account's default secret, which signs deliveries to a video's own `webhook_url`. */
+  async rotateDefaultWebhookSecret(options: RequestOptions & { overlapSeconds?: number } = {}): Promise<DefaultWebhookSecret> {
+    const body = options.overlapSeconds === undefined ? {} : { overlap_seconds: options.overlapSeconds };
+    return answer(await this.api.POST('/v1/webhooks/default-secret', { body, signal: options.signal }));
+  }
+
+  /** The delivery log of an endpoint: each delivery with its attempts (status, latency, response snippet). */
+  async listWebhookDeliveries(id: string, options: RequestOptions & { limit?: number } = {}): Promise<WebhookDelivery[]> {
+    const query = options.limit === undefined ? {} : { limit: options.limit };
+    return answer(await this.api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, signal: options.signal })).data;
+  }
+
+  async redeliverWebhook(id: string, deliveryId: string, options: RequestOptions = {}): Promise<WebhookDelivery> {
+    return answer(await this.api.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', { params: { path: { id, delivery_id: deliveryId } }, signal: options.signal }));
+  }
+
+  /** Sends one signed `webhook.test` event now and answers how the endpoint took it. */
+  async testWebhook(id: string, options: RequestOptions = {}): Promise<WebhookDelivery> {
+    return answer(await this.api.POST('/v1/webhooks/{id}/test', { params: { path: { id } }, signal: options.signal }));
   }
 
   /**

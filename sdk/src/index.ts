@@ -13,6 +13,11 @@ export type {
   RequestOptions,
   Voice,
   WaitOptions,
+  CreatedWebhookEndpoint,
+  DefaultWebhookSecret,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEvent,
 } from './client.ts';
 export { PetsingError, VideoFailedError, WaitTimeoutError } from './errors.ts';
 export type { FileInput, FileOptions } from './files.ts';
