@@ -95,6 +95,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           frames: result.frames,
         };
       } catch (error) {
+        // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
+        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
         throw toActivityFailure(error);
       } finally {
         clearInterval(heartbeat);

@@ -69,6 +69,9 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.render,
     maxConcurrentActivityTaskExecutions: env.RENDER_CONCURRENCY,
+    // A cancellation (a deleted or canceled video) reaches a running render only in a heartbeat's answer: the SDK's
+    // default throttle (0.8 × the 30 s heartbeat timeout) would keep a node rendering for nobody for up to 24 s.
+    maxHeartbeatThrottleInterval: '2 seconds',
     activities: createRenderActivities({
       objects,
       ...(model ? { model } : {}),

@@ -7,6 +7,7 @@ import {
   defineQuery,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -65,6 +66,13 @@ export const progressQuery = defineQuery<number>(PROGRESS_QUERY);
 
 /** Progress is persisted in steps of this size, so a render adds only a handful of history events. */
 const PROGRESS_STEP = 10;
+
+/**
+ * Patch: a cancelled run waits until the render node has stopped (the render activity's cancellation completed,
+ * or it finished) before the caller removes the video's objects, so no output is written after the removal.
+ * Runs recorded before it removed them at once.
+ */
+const AWAIT_RENDER_CANCELLATION_PATCH = 'await-render-cancellation';
 
 /**
  * Renders one video: vet the inputs, prepare the audio, render on a render node, store the outputs,
@@ -149,14 +157,20 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   // which would fail every workflow task of the cancelled run.
   rendered.catch(() => {});
 
-  while (rendering) {
-    await condition(() => !rendering || progress >= recorded + PROGRESS_STEP);
-    if (rendering) {
-      recorded = progress;
-      await control.recordProgress({ videoId: plan.videoId, progress: recorded });
+  let result: Awaited<typeof rendered>;
+  try {
+    while (rendering) {
+      await condition(() => !rendering || progress >= recorded + PROGRESS_STEP);
+      if (rendering) {
+        recorded = progress;
+        await control.recordProgress({ videoId: plan.videoId, progress: recorded });
+      }
     }
+    result = await rendered;
+  } catch (error) {
+    if (isCancellation(error) && patched(AWAIT_RENDER_CANCELLATION_PATCH)) await rendered.catch(() => {});
+    throw error;
   }
-  const result = await rendered;
   await control.completeVideo({
     videoId: plan.videoId,
     outputKey: result.outputKey,
