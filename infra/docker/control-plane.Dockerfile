@@ -20,6 +20,7 @@ COPY control-plane/bin control-plane/bin
 COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
 COPY dashboard/package.json dashboard/
+COPY sdk/package.json sdk/
 # The root `prepare` script builds the dashboard only where its sources are present: not yet here.
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 COPY tsconfig.json ./
@@ -42,6 +43,7 @@ COPY control-plane/bin control-plane/bin
 COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
 COPY dashboard/package.json dashboard/
+COPY sdk/package.json sdk/
 COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
 

@@ -35,8 +35,9 @@ COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
 COPY render-node/package.json render-node/
 COPY render-node/bin render-node/bin
-# A workspace of the lockfile (npm ci wants every one); the render node never builds or serves it.
+# Workspaces of the lockfile (npm ci wants every one); the render node never builds or serves them.
 COPY dashboard/package.json dashboard/
+COPY sdk/package.json sdk/
 COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
 # onnxruntime loads its provider libraries from the folder of libonnxruntime.so.1 (verified on an H200:
