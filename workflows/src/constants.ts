@@ -15,6 +15,9 @@ export const renderWorkflowId = (videoId: string) => `render-video-${videoId}`;
 /** The watermark-removal re-render of a video (one at a time per video). */
 export const rerenderWorkflowId = (videoId: string) => `rerender-video-${videoId}`;
 
+/** The timer of a video created with deadline_seconds: one per video. */
+export const videoDeadlineWorkflowId = (videoId: string) => `video-deadline-${videoId}`;
+
 /** The face check of a photo the service holds (POST /v1/images): one per image. */
 export const detectFaceWorkflowId = (imageId: string) => `detect-face-${imageId}`;
 

@@ -182,6 +182,10 @@ export type DeliverWebhookInput = z.infer<typeof DeliverWebhookInput>;
 /** delivered: a 2xx in time; failed: try again later; abandoned: nothing to deliver to any more (endpoint deleted or disabled). */
 export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'abandoned';
 
+/** A video's deadline (deadline_seconds of POST /v1/videos), counted from its create. */
+export const VideoDeadlineInput = z.object({ videoId, deadlineSeconds: z.number().int().positive() });
+export type VideoDeadlineInput = z.infer<typeof VideoDeadlineInput>;
+
 /** The control-plane activities the workflows call; implemented in control-plane. */
 export interface ControlActivities {
   beginRender(input: RenderVideoInput): Promise<RenderPlan>;
@@ -198,6 +202,8 @@ export interface ControlActivities {
   enqueueFreeCreditsEmails(input: FreeCreditsEmailsInput): Promise<{ enqueued: number }>;
   /** Starts or settles every paid video without a running render; idempotent, so overlapping runs are harmless. */
   reconcileVideos(input: ReconcileVideosInput): Promise<ReconcileVideosResult>;
+  /** Cancels the video (failed, code canceled, refunded) unless it completed; idempotent. */
+  cancelVideoAtDeadline(input: VideoDeadlineInput): Promise<void>;
   /**
    * Sends a webhook delivery once and records the attempt (idempotent per attempt number: a retried activity
    * sends the same webhook-id again, which receivers deduplicate). `last`: no attempt follows a failure.

@@ -13,6 +13,7 @@ export const errorCatalog = {
   not_found: { status: 404, title: 'Not found', hint: 'Check the id or path; list endpoints show what exists for your account.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', hint: 'Use one of the methods in the Allow header; /openapi.json lists each path\'s operations.' },
   conflict: { status: 409, title: 'Conflict', hint: 'The resource already exists or changed meanwhile; fetch it and retry if needed.' },
+  video_already_completed: { status: 409, title: 'Video already completed', hint: 'A completed video cannot be canceled (and its credit is not refunded); delete it with DELETE /v1/videos/{id} if it is not wanted.' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', hint: 'Use a new Idempotency-Key for a different request; reuse a key only to retry the same request.' },
   idempotency_key_in_use: { status: 409, title: 'Request in progress', hint: 'A request with this Idempotency-Key is still running; retry in a few seconds.' },
   image_url_refused: { status: 400, title: 'Image URL refused', hint: 'Use a public https URL of the photo; private, loopback, link-local and metadata addresses are refused.' },

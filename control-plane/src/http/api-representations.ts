@@ -79,7 +79,7 @@ export function apiRepresentations(context: AppContext) {
     /** Creates an API video (one credit) and answers CreatedApiVideo. */
     createVideo: async (
       userId: string,
-      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined; webhook_url?: string | undefined },
+      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined; webhook_url?: string | undefined; deadline_seconds?: number | undefined },
     ) => {
       const { video: created, creditsRemaining } = await videos.createApiVideo(userId, {
         templateId: request.template_id,
@@ -87,6 +87,7 @@ export function apiRepresentations(context: AppContext) {
         ...(request.face ? { face: request.face } : {}),
         ...(request.aspect ? { aspect: request.aspect } : {}),
         ...(request.webhook_url ? { webhookUrl: request.webhook_url } : {}),
+        ...(request.deadline_seconds ? { deadlineSeconds: request.deadline_seconds } : {}),
       });
       return {
         id: created.id,

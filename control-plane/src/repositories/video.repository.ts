@@ -14,6 +14,9 @@ export type VideoStatusEvent = {
 
 export const VIDEO_STATUS_CHANNEL = 'video_status';
 
+/** The failure code of a video stopped by its owner (POST /v1/videos/{id}/cancel) or by its deadline. */
+export const CANCELED_CODE = 'canceled';
+
 export type Charge = { kind: 'api_credit' } | { kind: 'free_credit'; month: string } | { kind: 'subscription' };
 
 export class VideoRepository {
@@ -143,7 +146,8 @@ export class VideoRepository {
   complete(id: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[] } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      if (!before) return undefined;
+      // A canceled video was refunded: its render's output must not be delivered (the caller deletes it).
+      if (!before || (before.status === 'failed' && before.failure_code === CANCELED_CODE)) return undefined;
       const video = await trx
         .updateTable('videos')
         .set({
@@ -171,7 +175,7 @@ export class VideoRepository {
   /**
    * Fails the video and gives back what it cost, exactly once: an API credit as a ledger `refund` (the
    * unique index allows one per video), a free credit through credit_returned_at. A video already
-   * completed or deleted is left alone.
+   * completed or deleted is left alone, and so is a canceled one (its code stays `canceled`).
    */
   fail(id: string, failure: { code: string; reason: string }): Promise<Video | undefined> {
     return this.db.transaction().execute(async (trx) => {
@@ -179,24 +183,39 @@ export class VideoRepository {
         .updateTable('videos')
         .set({ status: 'failed', failure_code: failure.code, failure_reason: failure.reason, updated_at: new Date() })
         .where('id', '=', id)
-        .where('status', 'in', ['pending', 'processing', 'failed'])
+        .where((eb) => eb.or([
+          eb('status', 'in', ['pending', 'processing']),
+          eb.and([eb('status', '=', 'failed'), eb('failure_code', 'is distinct from', CANCELED_CODE)]),
+        ]))
         .returningAll()
         .executeTakeFirst();
       if (!video) return undefined;
-      const returned = await trx
-        .updateTable('videos')
-        .set({ credit_returned_at: new Date() })
-        .where('id', '=', id)
-        .where('credit_returned_at', 'is', null)
-        .returning('payment')
-        .executeTakeFirst();
-      if (returned?.payment === 'api_credit') {
-        await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: CREDITS_PER_VIDEO, reason: 'refund', video_id: id }).execute();
-      } else if (returned?.payment === 'free_credit') {
-        await returnFreeCredit(trx, video.user_id, video.created_at);
-      }
-      if (returned) await notify(trx, video);
+      if (await giveBack(trx, video)) await notify(trx, video);
       return video;
+    });
+  }
+
+  /**
+   * Cancels a video that has not completed: `failed` with code `canceled`, and what it cost given back
+   * exactly once (as fail does). The row lock orders it against a completing render: whichever commits
+   * first wins, and complete() leaves a canceled video alone. A video that ever completed (a re-render
+   * runs on a completed one) is not canceled, nor is one already failed; both are answered as they are.
+   */
+  cancel(id: string, reason: string): Promise<{ outcome: 'canceled' | 'completed' | 'failed'; video: Video } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!before) return undefined;
+      if (before.status === 'completed' || before.completed_at !== null) return { outcome: 'completed' as const, video: before };
+      if (before.status === 'failed') return { outcome: 'failed' as const, video: before };
+      const video = await trx
+        .updateTable('videos')
+        .set({ status: 'failed', failure_code: CANCELED_CODE, failure_reason: reason, updated_at: new Date() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await giveBack(trx, video);
+      await notify(trx, video);
+      return { outcome: 'canceled' as const, video };
     });
   }
 
@@ -230,6 +249,26 @@ export class VideoRepository {
 }
 
 class InsufficientCredits extends Error {}
+
+/**
+ * Gives back what a failed video cost, once (credit_returned_at): an API credit as a ledger `refund` (the
+ * unique index allows one per video), a free credit to this month's. Returns whether this call gave it back.
+ */
+async function giveBack(trx: Transaction<Database>, video: Video): Promise<boolean> {
+  const returned = await trx
+    .updateTable('videos')
+    .set({ credit_returned_at: new Date() })
+    .where('id', '=', video.id)
+    .where('credit_returned_at', 'is', null)
+    .returning('payment')
+    .executeTakeFirst();
+  if (returned?.payment === 'api_credit') {
+    await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: CREDITS_PER_VIDEO, reason: 'refund', video_id: video.id }).execute();
+  } else if (returned?.payment === 'free_credit') {
+    await returnFreeCredit(trx, video.user_id, video.created_at);
+  }
+  return returned !== undefined;
+}
 
 /** Takes a video's free credit from this month's; a new month starts again from FREE_CREDITS_PER_MONTH. Returns what is left. */
 async function consumeFreeCredit(trx: Transaction<Database>, userId: string, month: string): Promise<number | undefined> {

@@ -28,6 +28,8 @@ export async function startApiServer(context: AppContext, port = context.config.
     port: typeof address === 'object' && address ? address.port : port,
     close: async () => {
       await websocket.close();
+      // Open waits and event streams answer now, or the server would wait for them to end.
+      await context.services.videoWatch.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

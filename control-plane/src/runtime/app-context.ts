@@ -13,6 +13,7 @@ import { assertDecodableImage } from '../media/image-upload.ts';
 import { RenderScheduler } from '../temporal/render-scheduler.ts';
 import { VideoRenderService } from '../services/video-render.service.ts';
 import { VideoService } from '../services/video.service.ts';
+import { VideoStatusFeed, VideoWatchService } from '../services/video-watch.service.ts';
 import { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { createConfiguredUserUrlFetcher, type UserUrlFetcher } from '../media/safe-fetch.ts';
 import { ImageRepository } from '../repositories/image.repository.ts';
@@ -139,6 +140,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     assertDecodableImage,
     normalizeAudio: normalizeAudioUpload,
   });
+  const videoWatch = new VideoWatchService((userId, videoId) => videos.get(userId, videoId), new VideoStatusFeed(database.listen, logger));
   const databaseRateLimits = database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db));
   const rateLimiter = new RateLimiter(
     config.env.REDIS_URL ? new FallbackRateLimitStore(new RedisRateLimitStore(config.env.REDIS_URL), databaseRateLimits, logger) : databaseRateLimits,
@@ -164,6 +166,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
   );
   const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, imageUrls, logger, (video) => email.videoReady(video));
-  return { webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
+  return { webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

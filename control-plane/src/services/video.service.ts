@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { Charge, VideoRepository } from '../repositories/video.repository.ts';
+import { CANCELED_CODE, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import { MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
@@ -31,6 +31,8 @@ export type CreateVideoInput = {
   face?: FaceHints;
   /** The output shape; square when not given. */
   aspect?: VideoAspect;
+  /** deadline_seconds of an API create: canceled and refunded unless completed by then. */
+  deadlineSeconds?: number;
   /** An API create's webhook_url, already vetted (WebhookService.vetVideoWebhookUrl). */
   webhookUrl?: string;
 };
@@ -101,7 +103,7 @@ export class VideoService {
    * now (400 before any charge) and fetched by the render workflow; a checked photo without a face is
    * refused now unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; webhookUrl?: string } & VideoOptions): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; webhookUrl?: string; deadlineSeconds?: number } & VideoOptions): Promise<CreatedVideo> {
     const template = await this.findTemplate(input.templateId);
     let image: CreateVideoInput['image'];
     if ('url' in input.photo) {
@@ -119,6 +121,7 @@ export class VideoService {
       image,
       ...(input.face ? { face: input.face } : {}),
       ...(input.aspect ? { aspect: input.aspect } : {}),
+      ...(input.deadlineSeconds ? { deadlineSeconds: input.deadlineSeconds } : {}),
       ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
     });
     if (!created) {
@@ -205,7 +208,7 @@ export class VideoService {
         await this.objects.deletePrefix(prefix);
         return undefined;
       }
-      await this.queue(created.video);
+      await this.queue(created.video, input.deadlineSeconds);
       return created;
     } catch (error) {
       await this.objects.deletePrefix(prefix).catch(() => {});
@@ -246,6 +249,37 @@ export class VideoService {
     } catch (error) {
       throw new AppError('delete_failed', `Video ${videoId} could not be deleted completely.`, { cause: error });
     }
+  }
+
+  /**
+   * POST /v1/videos/{id}/cancel: stops the render of the caller's video; it ends `failed` with code `canceled`
+   * and what it cost is given back (exactly once, whatever the render had done: a canceled video never
+   * delivers anything). Canceling a failed video answers it as it is; a completed one is refused (409).
+   */
+  async cancel(userId: string, videoId: string): Promise<Video> {
+    if (!(await this.videos.findOwned(videoId, userId))) throw notFound(`Video ${videoId}`);
+    const result = await this.stop(videoId, 'Canceled by its owner.');
+    if (!result) throw notFound(`Video ${videoId}`);
+    if (result.outcome === 'completed') {
+      throw new AppError('video_already_completed', `Video ${videoId} has completed; a completed video cannot be canceled.`);
+    }
+    return result.video;
+  }
+
+  /** The deadline of a video (deadline_seconds) passed: canceled like POST /v1/videos/{id}/cancel, unless it completed. */
+  async cancelAtDeadline(videoId: string, deadlineSeconds: number): Promise<void> {
+    await this.stop(videoId, `The video did not complete within its deadline of ${deadlineSeconds} seconds.`);
+  }
+
+  private async stop(videoId: string, reason: string) {
+    const result = await this.videos.cancel(videoId, reason);
+    if (result?.video.failure_code === CANCELED_CODE) {
+      await this.scheduler.cancel(videoId).catch((error: unknown) => {
+        // The video is failed and refunded already; a render that goes on finds it canceled and deletes its output.
+        this.logger.warn({ err: error, videoId }, 'could not cancel the render of a canceled video');
+      });
+    }
+    return result;
   }
 
   /**
@@ -328,8 +362,10 @@ export class VideoService {
     return template;
   }
 
-  private async queue(video: Video): Promise<void> {
+  private async queue(video: Video, deadlineSeconds: number | undefined): Promise<void> {
     try {
+      // The deadline first: a video must not render without the timer it was promised.
+      if (deadlineSeconds) await this.scheduler.startDeadline(video.id, deadlineSeconds);
       const workflowId = await this.scheduler.startRender(video.id);
       await this.videos.setWorkflowId(video.id, workflowId);
     } catch (error) {

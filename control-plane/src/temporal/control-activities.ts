@@ -3,6 +3,7 @@ import { FAILURE_TYPES, type ControlActivities } from '@petsing/workflows';
 import { AudioRejected } from '../media/audio-preparer.ts';
 import type { EmailService } from '../services/email.service.ts';
 import type { VideoReconciler } from '../services/video-reconciler.service.ts';
+import type { VideoService } from '../services/video.service.ts';
 import { PermanentRenderFailure, VideoGone, type VideoRenderService } from '../services/video-render.service.ts';
 import type { VideoRepresenter, WebhookService } from '../services/webhook.service.ts';
 
@@ -14,7 +15,7 @@ import type { VideoRepresenter, WebhookService } from '../services/webhook.servi
  * ApiVideo.
  */
 export function createControlActivities(
-  { renders, email, reconciler, webhooks }: { renders: VideoRenderService; email: EmailService; reconciler: VideoReconciler; webhooks: WebhookService },
+  { renders, videos, email, reconciler, webhooks }: { renders: VideoRenderService; videos: VideoService; email: EmailService; reconciler: VideoReconciler; webhooks: WebhookService },
   represent: VideoRepresenter,
 ): ControlActivities {
   return {
@@ -42,6 +43,10 @@ export function createControlActivities(
     completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
     enqueueFreeCreditsEmails: async ({ month }) => ({ enqueued: await email.freeCreditsRenewed(month) }),
     reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds, (videoId) => webhooks.emitVideoEvent(videoId, 'video.failed', represent)),
+    cancelVideoAtDeadline: async ({ videoId, deadlineSeconds }) => {
+      await videos.cancelAtDeadline(videoId, deadlineSeconds);
+      await webhooks.emitVideoEvent(videoId, 'video.failed', represent);
+    },
     attemptWebhookDelivery: ({ deliveryId, attempt, last }) => webhooks.attempt(deliveryId, attempt, last),
   };
 }

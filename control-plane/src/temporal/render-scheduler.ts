@@ -1,5 +1,13 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { renderWorkflowId, rerenderWorkflowId, TASK_QUEUES, templatePreviewWorkflowId, type RenderVideoInput } from '@petsing/workflows';
+import {
+  renderWorkflowId,
+  rerenderWorkflowId,
+  TASK_QUEUES,
+  templatePreviewWorkflowId,
+  videoDeadlineWorkflowId,
+  type RenderVideoInput,
+  type VideoDeadlineInput,
+} from '@petsing/workflows';
 import { TEMPLATE_ASSETS_VERSION } from '../services/template.service.ts';
 
 /** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
@@ -21,6 +29,24 @@ export class RenderScheduler {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
     return workflowId;
+  }
+
+  /**
+   * Starts the timer that cancels the video if it has not completed `deadlineSeconds` after now; a Temporal
+   * timer, so it survives restarts of every process. Starting it twice is a no-op.
+   */
+  async startDeadline(videoId: string, deadlineSeconds: number): Promise<void> {
+    const input: VideoDeadlineInput = { videoId, deadlineSeconds };
+    try {
+      await (await this.client()).workflow.start('enforceVideoDeadline', {
+        taskQueue: TASK_QUEUES.control,
+        workflowId: videoDeadlineWorkflowId(videoId),
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
   }
 
   /** Starts (or joins, if one is running) the watermark-removal re-render of a video. */

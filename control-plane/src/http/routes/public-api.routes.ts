@@ -21,12 +21,14 @@ import {
   CreatedApiVideo,
   VideoListQuery,
 } from '../schemas/public-api.schemas.ts';
+import { whileConnected } from '../client-hang-up.ts';
 import { parseBody, parseQuery } from '../validation.ts';
+import { MAX_WAIT_SECONDS, preferredWaitSeconds, streamVideoEvents } from '../video-waiting.ts';
 import { webhookRoutes } from './webhook.routes.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, images, credentials, rateLimiter, idempotency, webhooks } = context.services;
+  const { videos, videoWatch, images, credentials, rateLimiter, idempotency, webhooks } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -79,7 +81,27 @@ export function publicApiRoutes(context: AppContext): Router {
   });
 
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
-    res.json(await represent.video(await represent.ownedVideo(credentialOf(res).userId, String(req.params.id))));
+    const { userId } = credentialOf(res);
+    let video = await represent.ownedVideo(userId, String(req.params.id));
+    const wait = preferredWaitSeconds(req);
+    res.vary('Prefer');
+    if (wait !== undefined) {
+      res.set('Preference-Applied', `wait=${wait}`);
+      const id = video.id;
+      video = (await whileConnected(res, (signal) => videoWatch.waitForTerminal(userId, id, wait * 1000, signal))) ?? (await represent.ownedVideo(userId, id));
+    }
+    res.json(await represent.video(video));
+  });
+
+  router.get('/videos/:id/events', requireScope('videos:read'), async (req, res) => {
+    const video = await represent.ownedVideo(credentialOf(res).userId, String(req.params.id));
+    await streamVideoEvents(req, res, { video, watch: videoWatch, represent: represent.video, logger: context.logger });
+  });
+
+  router.post('/videos/:id/cancel', requireScope('videos:write'), async (req, res) => {
+    const { userId } = credentialOf(res);
+    const video = await represent.ownedVideo(userId, String(req.params.id));
+    res.json(await represent.video(await videos.cancel(userId, video.id)));
   });
 
   router.use(webhookRoutes(context));
@@ -171,10 +193,65 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     },
   });
   registry.registerPath({
-    method: 'get', path: '/v1/videos/{id}', operationId: 'getApiVideo', tags: ['public-api'], summary: 'Get a video (poll this)',
+    method: 'get', path: '/v1/videos/{id}', operationId: 'getApiVideo', tags: ['public-api'], summary: 'Get a video (poll this, or wait on it)',
+    description:
+      `With \`Prefer: wait=N\` (RFC 7240, N seconds, at most ${MAX_WAIT_SECONDS}; larger values are capped) the answer waits until the `
+      + 'video is completed or failed, or N seconds pass, whichever comes first, and then answers the video as it is then (still `processing` '
+      + 'when the time ran out: ask again). Preference-Applied names the wait used. One request counts as one read against the rate limit.',
     security: readSecurity,
+    request: {
+      params: videoIdPath,
+      headers: z.object({ Prefer: z.string().optional().meta({ description: `wait=N: answer once the video is terminal, or after N seconds (1-${MAX_WAIT_SECONDS}).`, example: 'wait=30' }) }),
+    },
+    responses: {
+      200: jsonResponse('The video.', ApiVideo, rateLimitHeaders.extend({
+        'Preference-Applied': z.string().optional().meta({ description: `wait=N, the wait honoured (capped at ${MAX_WAIT_SECONDS}), when Prefer: wait was sent.` }),
+      })),
+      ...errorResponses(...common, 'forbidden', 'not_found'),
+    },
+  });
+  registry.registerPath({
+    method: 'get', path: '/v1/videos/{id}/events', operationId: 'streamApiVideoEvents', tags: ['public-api'], summary: 'Follow a video: Server-Sent Events',
+    description:
+      'A text/event-stream of the video\'s status and progress: an event `video.status` whose data is the ApiVideo, at once for the '
+      + 'current state and then at every change, with increasing ids (pending 1, processing 2 + progress, completed or failed 102); '
+      + 'the stream ends after the completed or failed event. Comment lines (`: heartbeat`) every 15 seconds keep proxies from closing it. '
+      + 'A reconnect with Last-Event-ID gets the current state at once when it is newer, then only newer events; 204 when the video ended '
+      + 'at or before that id (an EventSource stops reconnecting on 204). One stream counts as one read against the rate limit.',
+    security: readSecurity,
+    request: {
+      params: videoIdPath,
+      headers: z.object({ 'Last-Event-ID': z.string().optional().meta({ description: 'The id of the last event received, to resume after it.' }) }),
+    },
+    responses: {
+      200: {
+        description: 'The event stream.',
+        headers: rateLimitHeaders,
+        content: {
+          'text/event-stream': {
+            schema: z.string().meta({
+              description: 'Events `id: <n>`, `event: video.status`, `data: <ApiVideo as JSON>`, separated by blank lines; `: heartbeat` comments.',
+              example: 'retry: 3000\n\nid: 42\nevent: video.status\ndata: {"id":"…","status":"processing","progress":40,…}\n\n',
+            }),
+          },
+        },
+      },
+      204: { description: 'The video ended at or before Last-Event-ID: nothing newer will come.' },
+      ...errorResponses(...common, 'forbidden', 'not_found'),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: '/v1/videos/{id}/cancel', operationId: 'cancelApiVideo', tags: ['public-api'], summary: 'Cancel a video (refunded)',
+    description:
+      'Stops the render: the video ends `failed` with error code `canceled`, and its credit is refunded (whatever the render had done: '
+      + 'a canceled video never delivers an output). Canceling a video that failed (a canceled one too) answers it as it is, without a '
+      + 'second refund; a completed video cannot be canceled (409 video_already_completed).',
+    security: writeSecurity,
     request: { params: videoIdPath },
-    responses: { 200: jsonResponse('The video.', ApiVideo, rateLimitHeaders), ...errorResponses(...common, 'forbidden', 'not_found') },
+    responses: {
+      200: jsonResponse('The video, failed with error code canceled (or as it was, if it had failed already).', ApiVideo, rateLimitHeaders),
+      ...errorResponses(...common, 'forbidden', 'not_found', 'video_already_completed'),
+    },
   });
   registry.registerPath({
     method: 'delete', path: '/v1/videos/{id}', operationId: 'deleteApiVideo', tags: ['public-api'], summary: 'Delete a video (no refund)',

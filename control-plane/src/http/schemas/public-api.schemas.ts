@@ -65,6 +65,9 @@ export const ApiVideo = z
 
 export const ApiVideoList = z.object({ object: z.literal('list'), data: z.array(ApiVideo) }).meta({ id: 'ApiVideoList' });
 
+/** The range of deadline_seconds of POST /v1/videos: long enough for a render to start, at most a day. */
+export const VIDEO_DEADLINE_SECONDS = { min: 10, max: 86_400 } as const;
+
 export const CreateApiVideoRequest = z
   .object({
     template_id: z.string().min(1).max(20).meta({ description: 'A template id from GET /v1/templates.', example: '1' }),
@@ -79,6 +82,18 @@ export const CreateApiVideoRequest = z
       .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
     face: FaceHintsField.optional(),
     aspect: AspectRequestField,
+    deadline_seconds: z
+      .number()
+      .int()
+      .min(VIDEO_DEADLINE_SECONDS.min)
+      .max(VIDEO_DEADLINE_SECONDS.max)
+      .optional()
+      .meta({
+        description:
+          `Seconds (${VIDEO_DEADLINE_SECONDS.min}-${VIDEO_DEADLINE_SECONDS.max}) from this create: a video not completed by then is canceled `
+          + '(status failed, error code canceled) and its credit refunded, as POST /v1/videos/{id}/cancel does. Without it, no deadline.',
+        example: 300,
+      }),
     webhook_url: z
       .url()
       .max(MAX_URL_LENGTH)

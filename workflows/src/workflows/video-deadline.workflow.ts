@@ -1,0 +1,18 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import { TASK_QUEUES } from '../constants.ts';
+import type { ControlActivities, VideoDeadlineInput } from '../contract.ts';
+
+const control = proxyActivities<Pick<ControlActivities, 'cancelVideoAtDeadline'>>({
+  taskQueue: TASK_QUEUES.control,
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+/**
+ * Started with a video created with deadline_seconds: a durable timer (it survives restarts of every
+ * process), then the video is canceled and refunded unless it completed by then (a finished one is left alone).
+ */
+export async function enforceVideoDeadline(input: VideoDeadlineInput): Promise<void> {
+  await sleep(input.deadlineSeconds * 1000);
+  await control.cancelVideoAtDeadline(input);
+}
