@@ -209,12 +209,15 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     registry.registerWebhook({
       method: 'post', path: name, operationId: `webhook_${name.replace('.', '_')}`, tags, summary,
       description: 'Sent once per video to every endpoint subscribed to the event, and to the video\'s webhook_url. Answer 2xx within 10 seconds.',
+      // No credential: the receiver authenticates the message by its webhook-signature.
+      security: [],
       request: { headers: SIGNATURE_HEADERS, body: jsonBody(VideoEventPayload) },
       responses: { 200: { description: 'Any 2xx acknowledges the delivery; anything else (redirects included) is retried.' } },
     });
   }
   registry.registerWebhook({
     method: 'post', path: 'webhook.test', operationId: 'webhook_test', tags, summary: 'POST /v1/webhooks/{id}/test',
+    security: [],
     request: { headers: SIGNATURE_HEADERS, body: jsonBody(TestEventPayload) },
     responses: { 200: { description: 'Any 2xx acknowledges it.' } },
   });
