@@ -195,6 +195,21 @@ describe('/v1 webhooks', () => {
     expect((await call('redeliverWebhook', 'POST', `/v1/webhooks/${all.id}/deliveries/${crypto.randomUUID()}/redeliver`, owner.readWrite)).status).toBe(404);
   }, 240_000);
 
+  it('sends video.failed once for a canceled video', async () => {
+    const account = await createTestAccount(service.context, 'cancels@example.com', 2);
+    const endpoint = await register('/hooks/failed', ['video.failed'], account.readWrite);
+    const created = await call('createApiVideo', 'POST', '/v1/videos', account.readWrite, { template_id: '1', image_url: hook('/pet.png') });
+    const canceled = await call('cancelApiVideo', 'POST', `/v1/videos/${created.body.id}/cancel`, account.readWrite);
+    expect(canceled.body.error.code).toBe('canceled');
+    await call('cancelApiVideo', 'POST', `/v1/videos/${created.body.id}/cancel`, account.readWrite);
+    await waitFor('video.failed', async () => receiver.on('/hooks/failed').length > 0, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const [failed, ...more] = receiver.on('/hooks/failed');
+    expect(more).toEqual([]);
+    verifyWith(endpoint.secret, failed!);
+    expect(failed!.event).toMatchObject({ type: 'video.failed', data: { id: created.body.id, status: 'failed', error: { code: 'canceled' } } });
+  });
+
   it('sends video.failed for a video the reconciler fails after its workflow was lost', async () => {
     const account = await createTestAccount(service.context, 'lost@example.com', 1);
     const endpoint = await register('/hooks/lost', ['video.failed'], account.readWrite);
