@@ -91,6 +91,14 @@ export class Petsing {
     return answer(await this.api.GET('/v1/videos', { params: { query }, signal: options.signal })).data;
   }
 
+  /**
+   * Stops a video's render: it ends `failed` with error code `canceled` and its credit is refunded. A failed
+   * video is answered as it is; a completed one throws PetsingError 409 `video_already_completed`.
+   */
+  async cancelVideo(id: string, options: RequestOptions = {}): Promise<ApiVideo> {
+    return answer(await this.api.POST('/v1/videos/{id}/cancel', { params: { path: { id } }, signal: options.signal }));
+  }
+
   /** Deletes a video and its files for good; its credit is not refunded. */
   async deleteVideo(id: string, options: RequestOptions = {}): Promise<void> {
     answer(await this.api.DELETE('/v1/videos/{id}', { params: { path: { id } }, signal: options.signal }));

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeMedia } from '../../control-plane/src/media/ffmpeg.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
-import { serviceProcessEnv } from '../../test/support/processes.ts';
+import { serviceProcessEnv, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { Petsing, PetsingError, VideoFailedError, WaitTimeoutError, type ApiVideo, type CreateVideoRequest, type PetsingOptions } from '../src/index.ts';
 
@@ -18,13 +18,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 type Sent = { method: string; path: string; idempotencyKey: string | null; prefer: string | null; status: number; preferenceApplied: string | null; at: number };
 
-/** A fetch that records what the SDK sent and was answered; `alter` may replace an answer or throw instead. */
-function recordingFetch(alter?: (request: Request, response: Response, index: number) => Promise<Response> | Response) {
+/**
+ * A fetch that records what the SDK sent and was answered; `alter` may replace an answer or throw instead,
+ * `prepare` change the request on its way (what the service sees, not what is recorded).
+ */
+function recordingFetch(alter?: (request: Request, response: Response) => Promise<Response> | Response, prepare = (request: Request) => request) {
   const sent: Sent[] = [];
   const send: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
     const at = Date.now();
-    let response = await fetch(request.clone());
+    let response = await fetch(prepare(request.clone()));
     sent.push({
       method: request.method,
       path: new URL(request.url).pathname,
@@ -34,7 +37,7 @@ function recordingFetch(alter?: (request: Request, response: Response, index: nu
       preferenceApplied: response.headers.get('preference-applied'),
       at,
     });
-    if (alter) response = await alter(request, response, sent.length - 1);
+    if (alter) response = await alter(request, response);
     return response;
   };
   return { sent, fetch: send };
@@ -58,7 +61,7 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  it('creates a video with a fresh Idempotency-Key and waits for it: unknown statuses are not terminal, polling keeps the documented interval', async () => {
+  it('creates a video with a fresh Idempotency-Key and waits for it, each read held by the service (Prefer: wait); unknown statuses are not terminal', async () => {
     const account = await createTestAccount(service.context, 'sdk-create@example.com', 3);
     // The first read answers a status this SDK does not know: it must keep waiting.
     let renamed: ApiVideo | undefined;
@@ -83,12 +86,30 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
     expect(creates).toHaveLength(1);
     expect(creates[0]!.idempotencyKey).toMatch(UUID);
     const reads = sent.filter((request) => request.method === 'GET');
-    for (const read of reads) expect(read.prefer).toMatch(/^wait=([1-9]|[1-5]\d|60)$/);
-    // Where the service did not hold a read, the next came no sooner than the documented 10 s.
-    for (let i = 1; i < reads.length; i++) {
-      if (!reads[i - 1]!.preferenceApplied) expect(reads[i]!.at - reads[i - 1]!.at).toBeGreaterThanOrEqual(9_900);
+    for (const read of reads) {
+      expect(read.prefer).toMatch(/^wait=([1-9]|[1-5]\d|60)$/);
+      expect(read.preferenceApplied).toBe(read.prefer);
     }
+    // The first read (renamed) and the one that saw it complete: no polling in between.
+    expect(reads.length).toBeLessThanOrEqual(3);
     expect(await petsing.credits()).toMatchObject({ balance: 2 });
+  }, 300_000);
+
+  it('falls back to reading every 10 s, the documented interval, where the service ignores Prefer: wait', async () => {
+    const account = await createTestAccount(service.context, 'sdk-poll@example.com', 1);
+    const withoutPrefer = (request: Request) => {
+      const headers = new Headers(request.headers);
+      headers.delete('prefer');
+      return new Request(request, { headers });
+    };
+    const { sent, fetch } = recordingFetch(undefined, withoutPrefer);
+    const petsing = client(account.readWrite, { fetch });
+    const created = await petsing.createVideo(fromUrl());
+    expect(await petsing.waitForVideo(created.id, { timeoutMs: 240_000 })).toMatchObject({ status: 'completed' });
+    const reads = sent.filter((request) => request.method === 'GET');
+    expect(reads.length).toBeGreaterThanOrEqual(2);
+    for (const read of reads) expect(read.preferenceApplied).toBeNull();
+    for (let i = 1; i < reads.length; i++) expect(reads[i]!.at - reads[i - 1]!.at).toBeGreaterThanOrEqual(9_900);
   }, 300_000);
 
   it('rejects waitForVideo with VideoFailedError carrying the video\'s code, WaitTimeoutError after timeoutMs and the signal\'s reason', async () => {
@@ -116,6 +137,18 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
     aborted.abort(new Error('user gave up'));
     await expect(petsing.waitForVideo(broken.id, { signal: aborted.signal })).rejects.toThrow('user gave up');
   }, 120_000);
+
+  it('cancels a video: it ends failed with code canceled, waitForVideo says so, and the credit comes back', async () => {
+    const account = await createTestAccount(service.context, 'sdk-cancel@example.com', 1);
+    const petsing = client(account.readWrite);
+    const created = await petsing.createVideo(fromUrl());
+    expect(created.credits_remaining).toBe(0);
+    const canceled = await petsing.cancelVideo(created.id);
+    expect(canceled).toMatchObject({ id: created.id, status: 'failed', error: { code: 'canceled' } });
+    await expect(petsing.waitForVideo(created.id, { timeoutMs: 30_000 })).rejects.toMatchObject({ name: 'VideoFailedError', code: 'canceled' });
+    await waitFor('the refund', async () => (await petsing.credits()).balance === 1, 30_000);
+    expect((await petsing.credits()).recent.map((entry) => entry.reason)).toEqual(['refund', 'video_create', 'grant']);
+  }, 90_000);
 
   it('retries a create whose answer was lost with the same Idempotency-Key: one video, one charge', async () => {
     const account = await createTestAccount(service.context, 'sdk-idem@example.com', 3);
