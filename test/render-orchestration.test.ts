@@ -11,7 +11,7 @@ import { createControlActivities } from '../control-plane/src/temporal/control-a
 import { renderWorkflowId } from '@petsing/workflows';
 import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { temporal as temporalProto } from '@temporalio/proto';
-import { replayFinishedHistories } from './support/temporal.ts';
+import { replayFinishedHistories, replayRecordedHistories } from './support/temporal.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { json, type Json } from './support/http.ts';
@@ -234,5 +234,11 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
 
   it('replays every recorded workflow history against the current workflow code', async () => {
     expect(await replayFinishedHistories(temporal.client, 'renderVideo')).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it('replays the histories recorded by earlier workflow code', async () => {
+    // A render cancelled mid-render by the code before patched('await-render-cancellation') (c3586cc's parent, stub
+    // activities), whose cleanup ran at once; without the patch check it fails with a nondeterminism error.
+    await replayRecordedHistories(['render-video-cancelled-before-await-render-cancellation']);
   }, 120_000);
 });

@@ -1,7 +1,9 @@
 import Long from 'long';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Connection, type Client } from '@temporalio/client';
+import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { waitFor } from './processes.ts';
@@ -39,9 +41,25 @@ export async function replayFinishedHistories(client: Client, workflowType: stri
   for await (const execution of client.workflow.list({ query: `WorkflowType = '${workflowType}' AND ExecutionStatus != 'Running'` })) {
     histories.push({ workflowId: execution.workflowId, history: await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
   }
+  await replay(histories, workflowType);
+  return histories.length;
+}
+
+/**
+ * Replays histories recorded by earlier workflow code and kept in test/fixtures/workflow-histories/<name>.json
+ * (historyToJSON) against the current code: a change to a workflow must keep them replaying (patched()).
+ */
+export async function replayRecordedHistories(names: string[]): Promise<void> {
+  const histories = await Promise.all(names.map(async (name) => ({
+    workflowId: name,
+    history: historyFromJSON(JSON.parse(await readFile(new URL(`../fixtures/workflow-histories/${name}.json`, import.meta.url), 'utf8'))),
+  })));
+  await replay(histories, 'recorded');
+}
+
+async function replay(histories: { workflowId: string; history: History }[], replayName: string): Promise<void> {
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
-  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: workflowType }, histories)) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName }, histories)) {
     if (result.error) throw new Error(`replay of ${result.workflowId} failed`, { cause: result.error });
   }
-  return histories.length;
 }
