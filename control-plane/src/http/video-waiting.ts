@@ -6,7 +6,7 @@ import { isTerminal, videoEventId, type VideoWatchService } from '../services/vi
 /** The longest `Prefer: wait` honoured; a longer one is capped (and Preference-Applied says so). */
 export const MAX_WAIT_SECONDS = 60;
 /** A comment line this often keeps proxies from closing an event stream that has nothing to say. */
-const HEARTBEAT_MS = 15_000;
+export const HEARTBEAT_SECONDS = 15;
 /** How long an EventSource waits before it reconnects (the SSE `retry` field). */
 const RECONNECT_MS = 3_000;
 
@@ -51,7 +51,7 @@ export async function streamVideoEvents(
   });
   res.flushHeaders();
   res.write(`retry: ${RECONNECT_MS}\n\n`);
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_SECONDS * 1000);
   try {
     for await (const event of watch.follow(video.user_id, video.id, hangUp.signal, lastEventId)) {
       res.write(`id: ${event.eventId}\nevent: video.status\ndata: ${JSON.stringify(await represent(event.video))}\n\n`);

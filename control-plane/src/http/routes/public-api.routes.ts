@@ -23,7 +23,7 @@ import {
 } from '../schemas/public-api.schemas.ts';
 import { whileConnected } from '../client-hang-up.ts';
 import { parseBody, parseQuery } from '../validation.ts';
-import { MAX_WAIT_SECONDS, preferredWaitSeconds, streamVideoEvents } from '../video-waiting.ts';
+import { HEARTBEAT_SECONDS, MAX_WAIT_SECONDS, preferredWaitSeconds, streamVideoEvents } from '../video-waiting.ts';
 import { webhookRoutes } from './webhook.routes.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
@@ -218,7 +218,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     description:
       'A text/event-stream of the video\'s status and progress: an event `video.status` whose data is the ApiVideo, at once for the '
       + 'current state and then at every change, with increasing ids (pending 1, processing 2 + progress, completed or failed 102); '
-      + 'the stream ends after the completed or failed event. Comment lines (`: heartbeat`) every 15 seconds keep proxies from closing it. '
+      + `the stream ends after the completed or failed event. Comment lines (\`: heartbeat\`) every ${HEARTBEAT_SECONDS} seconds keep proxies from closing it. `
       + 'A reconnect with Last-Event-ID gets the current state at once when it is newer, then only newer events; 204 when the video ended '
       + 'at or before that id (an EventSource stops reconnecting on 204). One stream counts as one read against the rate limit.',
     security: readSecurity,
