@@ -1,19 +1,48 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { renderSamplePet } from '@petsing/render-node';
+import { loadRenderWorkerEnv, renderSamplePet, startRenderWorker } from '@petsing/render-node';
 import { renderOutputKeys, renderWorkflowId, videoDeadlineWorkflowId, videoObjectPrefix } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { temporal as temporalProto } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadControlPlaneConfig } from '../src/config/env.ts';
+import { openPostgres } from '../src/db/database.ts';
+import { createLogger, messageFirstLogger } from '../src/logging/logger.ts';
+import { startApiServer } from '../src/runtime/api-server.ts';
+import { openAppContext } from '../src/runtime/bootstrap.ts';
 import type { Json } from '../../test/support/http.ts';
 import { startImageHost } from '../../test/support/image-host.ts';
-import { waitFor } from '../../test/support/processes.ts';
+import { freePort, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 
 type StreamEvent = { id: number; event: string; data: Json };
+
+/** A mono 16 kHz 16-bit WAV of a warbling tone (its loudness moves, so the mouth does). */
+function toneWav(seconds: number): Buffer {
+  const rate = 16_000;
+  const samples = rate * seconds;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36);
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) {
+    const t = i / rate;
+    wav.writeInt16LE(Math.round(12_000 * Math.abs(Math.sin(Math.PI * 2 * t)) * Math.sin(2 * Math.PI * 440 * t)), 44 + i * 2);
+  }
+  return wav;
+}
 
 /**
  * Waiting instead of polling (Prefer: wait, Server-Sent Events), cancel and deadline, through the real HTTP
@@ -26,6 +55,8 @@ describe('/v1 waiting, events, cancel and deadline', () => {
   let renderNode: { stop(): Promise<void> } | undefined;
   let temporal: { client: Client; close(): Promise<void> };
   let owner: { id: string; readWrite: string; readOnly: string };
+  /** A second API replica on the same database, without workers: its waits can only be woken through Postgres. */
+  let replica: { baseUrl: string; stop(): Promise<void> };
   const recorded: RecordedResponse[] = [];
 
   const call = async (operation: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -95,22 +126,43 @@ describe('/v1 waiting, events, cancel and deadline', () => {
       temporal: true,
       controlWorker: true,
       userUrlFetcher: imageHost.fetcher,
-      // Frames large enough that a render lasts a few heartbeats, so a cancel reaches it mid-render.
       env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '320', RATE_LIMIT_WRITES_PER_MINUTE: '60' },
     });
     renderNode = await service.startRenderWorker();
     temporal = await connectTemporalClient({ ...service.context.config.env });
     await service.context.services.templates.seed(service.context.logger);
     owner = await createTestAccount(service.context, 'waiter@example.com', 20);
+    const port = await freePort();
+    const config = loadControlPlaneConfig({ ...service.env, PORT: String(port) });
+    const database = await openPostgres(service.database.url!, 4);
+    const context = await openAppContext(config, createLogger('silent'), { database });
+    const api = await startApiServer(context, port);
+    replica = {
+      baseUrl: config.baseUrl,
+      stop: async () => {
+        await api.close();
+        await context.close();
+        await database.close();
+      },
+    };
   }, 180_000);
   afterAll(async () => {
+    await replica?.stop();
     await temporal?.close();
     await service?.stop();
     await imageHost?.close();
   });
 
-  it('Prefer: wait answers within 1 s of the completion, with Preference-Applied', async ({ annotate }) => {
+  it('Prefer: wait answers within 1 s of the completion, on every replica, with Preference-Applied', async ({ annotate }) => {
     const id = await create();
+    const waitOnReplica = async () => {
+      for (;;) {
+        const response = await fetch(`${replica.baseUrl}/v1/videos/${id}`, { headers: { Authorization: `Bearer ${owner.readOnly}`, Prefer: 'wait=60' } });
+        const body = await response.json() as Json;
+        if (body.status !== 'processing') return { body, receivedAt: Date.now() };
+      }
+    };
+    const onReplica = waitOnReplica();
     let answer: Awaited<ReturnType<typeof call>>;
     // A render on two busy cores may outlast one wait: wait again, as a client would.
     do answer = await call('getApiVideo', 'GET', `/v1/videos/${id}`, owner.readOnly, undefined, { Prefer: 'wait=60' });
@@ -121,9 +173,14 @@ describe('/v1 waiting, events, cancel and deadline', () => {
     expect(answer.body).toMatchObject({ id, status: 'completed', progress: 100 });
     const completedAt = (await videoRow(id)).completed_at!.getTime();
     const delay = answer.receivedAt - completedAt;
-    await annotate(`answered ${delay} ms after the completion was stored`);
+    const replicaAnswer = await onReplica;
+    const replicaDelay = replicaAnswer.receivedAt - completedAt;
+    await annotate(`answered ${delay} ms (replica: ${replicaDelay} ms) after the completion was stored`);
     expect(delay).toBeGreaterThanOrEqual(0);
     expect(delay).toBeLessThan(1_000);
+    expect(replicaAnswer.body).toMatchObject({ id, status: 'completed' });
+    expect(replicaDelay).toBeGreaterThanOrEqual(0);
+    expect(replicaDelay).toBeLessThan(1_000);
 
     // Capped at 60 and saying so; a finished video answers at once.
     const capped = await call('getApiVideo', 'GET', `/v1/videos/${id}`, owner.readOnly, undefined, { Prefer: 'respond-async, wait=600' });
@@ -196,9 +253,28 @@ describe('/v1 waiting, events, cancel and deadline', () => {
   }, 240_000);
 
   it('cancels mid-render: failed with code canceled, refunded exactly once under parallel cancels, the render stopped', async () => {
+    // A node rendering full-size frames.
+    await renderNode!.stop();
+    renderNode = undefined;
+    const slowNode = await startRenderWorker(loadRenderWorkerEnv({ ...service.env, RENDER_OUTPUT_SIZE: '720' }), messageFirstLogger(service.context.logger));
+    try {
+      await cancelMidRender();
+    } finally {
+      await slowNode.stop();
+      renderNode = await service.startRenderWorker();
+    }
+  }, 240_000);
+
+  const cancelMidRender = async () => {
     const before = await balance(owner.id);
-    const id = await create();
-    // Canceled as soon as a render node has picked the render up (it takes a few seconds at this size).
+    // A long song (29 s of frames) at full size: the render outlasts the 2 s a cancellation may take to reach it.
+    const created = await service.context.services.videos.create({
+      userId: owner.id, origin: 'api', charge: { kind: 'api_credit' }, watermark: false,
+      image: { upload: { body: await renderSamplePet(512), contentType: 'image/png', extension: 'png' } },
+      audio: { upload: { body: toneWav(29), contentType: 'audio/wav', extension: 'wav' } },
+    });
+    const id = created!.video.id;
+    // Canceled as soon as the render node has picked the render up.
     await waitFor('the render to be under way', async () => {
       const { raw } = await temporal.client.workflow.getHandle(renderWorkflowId(id)).describe();
       return (raw.pendingActivities ?? []).some((activity) => activity.activityType?.name === 'renderLipSync'
@@ -235,7 +311,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
     expect(answer.body).toMatchObject({ status: 'failed', error: { code: 'canceled' } });
     expect((await call('cancelApiVideo', 'POST', `/v1/videos/${id}/cancel`, owner.readWrite)).response.status).toBe(200);
     expect(await refunds(id)).toBe(1);
-  }, 240_000);
+  };
 
   it('refuses to cancel a completed video (409), answers a failed one as it is, and checks scope and ownership', async () => {
     const completed = (await service.database.db.selectFrom('videos').select('id').where('user_id', '=', owner.id).where('status', '=', 'completed').executeTakeFirstOrThrow()).id;
