@@ -45,7 +45,11 @@ describe('MCP contract', () => {
     const content = result.content[0];
     expect(content?.type).toBe('text');
     const body = JSON.parse(content?.type === 'text' ? content.text : 'null');
-    expect(body).toEqual({ error: { code: expect.any(String), message: expect.any(String), status: expect.any(Number), hint: expect.any(String), documentation_url: expect.any(String) }, message: body.error.message });
+    const retryAfter = body.error.retry_after_seconds === undefined ? {} : { retry_after_seconds: expect.any(Number) };
+    expect(body).toEqual({
+      error: { code: expect.any(String), message: expect.any(String), status: expect.any(Number), hint: expect.any(String), documentation_url: expect.any(String), retryable: expect.any(Boolean), ...retryAfter },
+      message: body.error.message,
+    });
     return body.error as { code: string; message: string; status: number; hint: string; documentation_url: string };
   };
 

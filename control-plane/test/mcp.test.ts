@@ -57,7 +57,7 @@ async function approve(url: URL, email: string): Promise<string> {
 const errorOf = (result: CallToolResult) => {
   expect(result.isError).toBe(true);
   const text = result.content[0];
-  return JSON.parse(text?.type === 'text' ? text.text : '{}').error as { code: string; status: number; hint: string; documentation_url: string };
+  return JSON.parse(text?.type === 'text' ? text.text : '{}').error as { code: string; status: number; hint: string; documentation_url: string; retryable: boolean };
 };
 
 describe('MCP endpoint', () => {
@@ -100,7 +100,10 @@ describe('MCP endpoint', () => {
     expect(client.getInstructions()).toContain('create_video');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['check_photo', 'create_video', 'delete_video', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos', 'wait_for_video'],
+      [
+        'check_photo', 'create_video', 'delete_video', 'extract_soundtrack', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos',
+        'list_voices', 'make_speech', 'wait_for_video',
+      ],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toEqual(expect.any(String));
@@ -110,8 +113,9 @@ describe('MCP endpoint', () => {
       expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), idempotentHint: expect.any(Boolean), openWorldHint: expect.any(Boolean) });
     }
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(byName.create_video!.inputSchema.required).toEqual(['template_id']);
-    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['aspect', 'face', 'image_id', 'image_url', 'template_id']);
+    expect(byName.create_video!.inputSchema.required ?? []).toEqual([]);
+    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['aspect', 'audio_id', 'deadline_seconds', 'face', 'image_id', 'image_url', 'template_id', 'webhook_url']);
+    expect(byName.make_speech!.inputSchema.required).toEqual(['text', 'voice_id']);
     expect(byName.check_photo!.inputSchema.required).toEqual(['image_url']);
     expect(byName.create_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(byName.delete_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -188,6 +192,38 @@ describe('MCP endpoint', () => {
     expect(errorOf(await call(readOnly, 'mint_credits')).code).toBe('unknown_tool');
   });
 
+  it('makes speech in a listed voice and sings it with create_video audio_id; exactly one of template_id and audio_id', async () => {
+    const owner = await newAccount('speaker@example.com', 1);
+    const client = await connect({ token: owner.readWrite });
+    const voices = (await call(client, 'list_voices')).structuredContent as { object: string; data: { id: string; sample_url: string }[] };
+    expect(voices).toEqual(await json(fetch(`${service.baseUrl}/v1/voices`, { headers: { Authorization: `Bearer ${owner.readOnly}` } })));
+    expect(voices.data.length).toBeGreaterThan(0);
+
+    const speech = await call(client, 'make_speech', { text: 'Hello! I am your cat, and I sing.', voice_id: voices.data[0]!.id });
+    expect(speech.isError).toBeFalsy();
+    expect(speech.structuredContent).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), duration_seconds: expect.any(Number), expires_at: expect.any(String) });
+    const audioId = (speech.structuredContent as { id: string }).id;
+    expect(errorOf(await call(client, 'make_speech', { text: 'Hello', voice_id: 'no-such-voice' }))).toMatchObject({ code: 'unknown_voice', retryable: false });
+    expect(errorOf(await call(client, 'extract_soundtrack', { video_url: 'https://example.com/video/1' }))).toMatchObject({ code: 'unsupported_video_url', status: 400 });
+
+    const photo = { image_url: imageHost.url('/pet.png') };
+    expect(errorOf(await call(client, 'create_video', { ...photo, template_id: '1', audio_id: audioId }))).toMatchObject({ code: 'template_or_audio_required', status: 400, retryable: false });
+    expect(errorOf(await call(client, 'create_video', photo)).code).toBe('template_or_audio_required');
+    expect(errorOf(await call(client, 'create_video', { ...photo, audio_id: crypto.randomUUID() }))).toMatchObject({ code: 'unknown_audio', status: 404 });
+
+    const created = await call(client, 'create_video', { ...photo, audio_id: audioId });
+    expect(created.structuredContent).toMatchObject({ status: 'processing', audio_id: audioId, credits_remaining: 0 });
+    expect(created.structuredContent).not.toHaveProperty('template_id');
+    const video = (await call(client, 'get_video', { video_id: (created.structuredContent as { id: string }).id })).structuredContent;
+    expect(video).toMatchObject({ template_id: null, audio_id: audioId });
+
+    const poor = errorOf(await call(client, 'create_video', { ...photo, audio_id: audioId }));
+    expect(poor).toMatchObject({ code: 'insufficient_credits', status: 402, retryable: false, credit_balance: 0, credits_required: 1 });
+    const reader = await connect({ token: owner.readOnly });
+    expect((await call(reader, 'list_voices')).isError).toBeFalsy();
+    expect(errorOf(await call(reader, 'make_speech', { text: 'Hello', voice_id: voices.data[0]!.id })).code).toBe('forbidden');
+  }, 120_000);
+
   it('counts write tools against the write rate limit', async () => {
     const account = await newAccount('busy@example.com', 0);
     const client = await connect({ token: account.readWrite });
@@ -218,7 +254,7 @@ describe('MCP endpoint', () => {
 
     const plain = await post({ ...auth, accept: 'application/json' });
     expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await json(plain)).result.tools).toHaveLength(9);
+    expect((await json(plain)).result.tools).toHaveLength(12);
     const sse = await post({ ...auth, accept: 'application/json, text/event-stream' });
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(await sse.text()).toMatch(/^event: message\ndata: \{"result":\{"tools"/m);

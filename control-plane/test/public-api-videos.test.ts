@@ -83,7 +83,7 @@ describe('/v1 videos', () => {
 
   it('refuses bad input with 400 and stable codes, before charging anything', async () => {
     const cases: [unknown, string][] = [
-      [{ image_url: imageHost.url('/pet.png') }, 'invalid_request'],
+      [{ image_url: imageHost.url('/pet.png') }, 'template_or_audio_required'],
       [{ template_id: '1' }, 'invalid_request'],
       [{ template_id: '1', image_url: 'not a url' }, 'invalid_request'],
       [{ template_id: '999', image_url: imageHost.url('/pet.png') }, 'unknown_template'],

@@ -135,7 +135,7 @@ describe('service basics', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.paths['/v1/me'].get.operationId).toBe('getApiAccount');
     expect(document.components.schemas.ErrorDetail.required).toEqual(
-      expect.arrayContaining(['code', 'message', 'status', 'hint', 'documentation_url']),
+      expect.arrayContaining(['code', 'message', 'status', 'hint', 'documentation_url', 'retryable']),
     );
     // Lint the document as a deployment with a public address would serve it.
     const published = JSON.parse(JSON.stringify(document).replaceAll(service.baseUrl, 'https://api.petsing.dev'));

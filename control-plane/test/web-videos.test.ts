@@ -78,7 +78,7 @@ describe('web video creation and deletion', () => {
   const expectRefusedCleanly = async (userId: string, token: string, attempt: () => Promise<{ status: number; body: Json }>) => {
     const [rowsBefore, objectsBefore, dirsBefore, creditsBefore] = [await rowsOf(userId), await videoObjects(), await uploadDirs(), await freeCredits(token)];
     const result = await attempt();
-    expect(result.body.error).toEqual({ code: expect.any(String), message: expect.any(String), status: result.status, hint: expect.any(String), documentation_url: expect.any(String) });
+    expect(result.body.error).toEqual({ code: expect.any(String), message: expect.any(String), status: result.status, hint: expect.any(String), documentation_url: expect.any(String), retryable: false });
     expect(await rowsOf(userId)).toHaveLength(rowsBefore.length);
     expect(await videoObjects()).toEqual(objectsBefore);
     expect((await uploadDirs()).filter((dir) => !dirsBefore.includes(dir))).toEqual([]);

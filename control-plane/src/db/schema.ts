@@ -69,6 +69,8 @@ export interface VideosTable {
   face_hints: ColumnType<FaceHints | null, string | null | undefined, string | null>;
   /** The output shape (square 720×720, 4:5 720×900, 9:16 720×1280); 'square' when none was asked for. */
   aspect: Generated<VideoAspect>;
+  /** The hosted audio (POST /v1/audio, speech, soundtrack) the video was made from; null for templates and uploads with the create. */
+  audio_id: string | null;
   credit_returned_at: NullableTimestamp;
   /** POST /v1/videos' webhook_url: told of this video's events, signed with the account's default webhook secret. */
   webhook_url: Generated<string | null>;
@@ -189,9 +191,11 @@ export interface EmailOutboxTable {
 export interface HostedAudioTable {
   id: Generated<string>;
   user_id: string;
-  source: 'tts' | 'social';
+  source: 'tts' | 'social' | 'upload';
   object_key: string;
   duration_ms: number;
+  /** Usable for creates until then. */
+  expires_at: Date;
   created_at: Timestamp;
 }
 

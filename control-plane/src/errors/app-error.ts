@@ -36,6 +36,9 @@ export const errorCatalog = {
   unsupported_image_format: { status: 400, title: 'Unsupported image format', hint: 'Upload the photo as PNG, JPEG or WebP (convert HEIC photos first).' },
   unsupported_audio_format: { status: 400, title: 'Unsupported audio format', hint: 'Upload MP3, WAV, MP4/M4A (AAC) or WebM audio that plays in a media player.' },
   audio_duration_out_of_range: { status: 400, title: 'Audio length out of range', hint: 'Trim or extend the audio to last between 2 and 30 seconds.' },
+  unknown_audio: { status: 404, title: 'Unknown audio', hint: 'Use an id answered by POST /v1/audio (or the MCP tools that make audio) for this account.' },
+  audio_expired: { status: 410, title: 'Audio expired', hint: 'Audio is usable for creates for 24 hours; send it to POST /v1/audio again and create with the new id.' },
+  template_or_audio_required: { status: 400, title: 'Template or audio required', hint: 'Send exactly one of template_id (a song from GET /v1/templates) and audio_id (from POST /v1/audio).' },
   unknown_audio_url: { status: 400, title: 'Unknown audio URL', hint: 'Pass the url answered by POST /tts or POST /social/extract-audio for your own account.' },
   no_free_credits: { status: 400, title: 'No free credits left', hint: `Free credits reset to ${FREE_CREDITS_PER_MONTH} at the start of each calendar month (UTC); subscribe to create videos without credits or watermark.` },
   delete_failed: { status: 500, title: 'Delete failed', hint: 'Retry later; if it persists, contact support with the X-Request-Id header value.' },
@@ -61,6 +64,72 @@ export const errorCatalog = {
 
 export type ErrorCode = keyof typeof errorCatalog;
 
+/**
+ * Whether sending the same request again, unchanged, can succeed (ErrorDetail.retryable): true for
+ * limits that pass, outages and work in progress; false where the request or the account must change
+ * first. Every code decides here; the docs page and README list it.
+ */
+export const retryableByCode = {
+  invalid_request: false,
+  invalid_path: false,
+  malformed_json: false,
+  unauthorized: false,
+  forbidden: false,
+  not_found: false,
+  method_not_allowed: false,
+  conflict: false,
+  video_already_completed: false,
+  idempotency_key_reused: false,
+  idempotency_key_in_use: true,
+  image_url_refused: false,
+  image_url_unreachable: false,
+  image_url_too_large: false,
+  image_url_unsupported_type: false,
+  unknown_image: false,
+  face_not_found: false,
+  unsupported_video_url: false,
+  video_unavailable: false,
+  no_soundtrack: false,
+  soundtrack_too_short: false,
+  video_too_large: false,
+  text_too_long: false,
+  unknown_voice: false,
+  invalid_unsubscribe_token: false,
+  unknown_tool: false,
+  unknown_template: false,
+  multipart_required: false,
+  unsupported_image_format: false,
+  unsupported_audio_format: false,
+  audio_duration_out_of_range: false,
+  unknown_audio: false,
+  audio_expired: false,
+  template_or_audio_required: false,
+  unknown_audio_url: false,
+  no_free_credits: false,
+  delete_failed: true,
+  payload_too_large: false,
+  insufficient_credits: false,
+  rate_limited: true,
+  download_link_invalid: false,
+  internal_error: true,
+  service_unavailable: true,
+  face_detection_unavailable: true,
+  speech_quota_exhausted: true,
+  speech_unavailable: true,
+  payments_not_configured: false,
+  unknown_plan: false,
+  unknown_credit_pack: false,
+  video_not_watermarked: false,
+  video_not_ready: true,
+  webhook_signature_invalid: false,
+  webhook_url_refused: false,
+  webhook_limit_reached: false,
+  webhook_secret_required: false,
+} as const satisfies Record<ErrorCode, boolean>;
+
+/** Extra fields of one error's ErrorDetail (the 402's balance and cost). */
+export type ErrorDetails = { credit_balance?: number; credits_required?: number };
+
 export class AppError extends Error {
   readonly status: number;
   readonly hint: string;
@@ -68,16 +137,31 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { hint?: string; status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+    options: { hint?: string; status?: number; headers?: Record<string, string>; details?: ErrorDetails; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'AppError';
     this.status = options.status ?? errorCatalog[code].status;
     this.hint = options.hint ?? errorCatalog[code].hint;
     this.headers = options.headers ?? {};
+    this.details = options.details ?? {};
   }
 
   readonly headers: Record<string, string>;
+  readonly details: ErrorDetails;
+
+  get retryable(): boolean {
+    return retryableByCode[this.code];
+  }
+
+  /** The delay a Retry-After header of this error names (seconds, or an HTTP date from now); undefined without one. */
+  get retryAfterSeconds(): number | undefined {
+    const value = this.headers['Retry-After'];
+    if (value === undefined) return undefined;
+    if (/^\d+$/.test(value)) return Number(value);
+    const date = Date.parse(value);
+    return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  }
 }
 
 export const notFound = (what: string, options?: { hint?: string }) => new AppError('not_found', `${what} was not found.`, options);

@@ -5,7 +5,9 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import type { ApiCredential } from '../services/api-key.service.ts';
 import { CREDITS_PER_VIDEO } from '../services/pricing.ts';
-import type { ApiVideoPhoto } from '../services/video.service.ts';
+import type { HostedAudioLink } from '../services/hosted-audio.service.ts';
+import type { VoiceWithSample } from '../services/speech.service.ts';
+import type { ApiVideoPhoto, ApiVideoSound } from '../services/video.service.ts';
 import { templateMediaUrl } from './routes/service.routes.ts';
 
 const RECENT_LEDGER_ENTRIES = 20;
@@ -17,7 +19,7 @@ const videoId = z.uuid();
  */
 export function apiRepresentations(context: AppContext) {
   const { baseUrl } = context.config;
-  const { videos, credits, templates } = context.services;
+  const { videos, credits, templates, speech, soundtracks } = context.services;
 
   const video = async (record: Video) => {
     const { videoUrl, thumbnailUrl } = await videos.links(record);
@@ -25,6 +27,7 @@ export function apiRepresentations(context: AppContext) {
       id: record.id,
       status: record.status,
       template_id: record.template_id === null ? null : String(record.template_id),
+      audio_id: record.audio_id,
       video_url: videoUrl,
       thumbnail_url: thumbnailUrl,
       has_watermark: record.has_watermark,
@@ -79,10 +82,10 @@ export function apiRepresentations(context: AppContext) {
     /** Creates an API video (one credit) and answers CreatedApiVideo. */
     createVideo: async (
       userId: string,
-      request: { template_id: string; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined; webhook_url?: string | undefined; deadline_seconds?: number | undefined },
+      request: { template_id?: string | undefined; audio_id?: string | undefined; image_url?: string | undefined; image_id?: string | undefined; face?: FaceHints | undefined; aspect?: VideoAspect | undefined; webhook_url?: string | undefined; deadline_seconds?: number | undefined },
     ) => {
       const { video: created, creditsRemaining } = await videos.createApiVideo(userId, {
-        templateId: request.template_id,
+        sound: apiVideoSound(request),
         photo: apiVideoPhoto(request),
         ...(request.face ? { face: request.face } : {}),
         ...(request.aspect ? { aspect: request.aspect } : {}),
@@ -92,14 +95,44 @@ export function apiRepresentations(context: AppContext) {
       return {
         id: created.id,
         status: 'processing' as const,
-        template_id: request.template_id,
+        ...(request.template_id !== undefined ? { template_id: request.template_id } : {}),
+        ...(created.audio_id !== null ? { audio_id: created.audio_id } : {}),
         aspect: created.aspect,
         credits_remaining: creditsRemaining,
         poll_url: `${baseUrl}/v1/videos/${created.id}`,
       };
     },
+
+    voiceList: () => ({ object: 'list' as const, data: speech.voices().map(voiceRepresentation) }),
+
+    /** POST /v1/audio and the speak tool with JSON: speech or a short video's soundtrack, answered as ApiAudio. */
+    createAudio: async (userId: string, request: { text?: string | undefined; voice_id?: string | undefined; video_url?: string | undefined }, signal?: AbortSignal) => {
+      if (request.video_url !== undefined) {
+        if (request.text !== undefined || request.voice_id !== undefined) {
+          throw new AppError('invalid_request', 'Send either text and voice_id (speech) or video_url (a short video\'s soundtrack), not both.');
+        }
+        const soundtrack = await soundtracks.extract(userId, request.video_url, signal);
+        return audioRepresentation(soundtrack.audio);
+      }
+      if (request.text === undefined || request.voice_id === undefined) {
+        throw new AppError('invalid_request', 'Send text and voice_id (speech), video_url (a short video\'s soundtrack), or an audio file as multipart/form-data.', {
+          hint: 'For speech send {"text": "...", "voice_id": "<id from GET /v1/voices>"}; for a soundtrack send {"video_url": "https://www.tiktok.com/@user/video/..."}.',
+        });
+      }
+      return audioRepresentation(await speech.synthesize(userId, { text: request.text, voiceId: request.voice_id }, signal));
+    },
   };
 }
+
+/** Voice: an entry of GET /tts/voices and GET /v1/voices. */
+export const voiceRepresentation = (voice: VoiceWithSample) => ({ id: voice.id, name: voice.name, language: voice.language, sample_url: voice.sampleUrl });
+
+/** ApiAudio: audio held for creates by audio_id. */
+export const audioRepresentation = (audio: HostedAudioLink) => ({
+  id: audio.id,
+  duration_seconds: audio.durationSeconds,
+  expires_at: audio.expiresAt.toISOString(),
+});
 
 /** ApiImage: a checked photo, for /v1, MCP and the web app alike. */
 export const imageRepresentation = (record: Image) => ({
@@ -109,6 +142,16 @@ export const imageRepresentation = (record: Image) => ({
   face: record.face,
   expires_at: record.expires_at.toISOString(),
 });
+
+/** Exactly one of template_id and audio_id. */
+function apiVideoSound(request: { template_id?: string | undefined; audio_id?: string | undefined }): ApiVideoSound {
+  if (request.template_id !== undefined && request.audio_id !== undefined) {
+    throw new AppError('template_or_audio_required', 'Send either template_id or audio_id, not both.');
+  }
+  if (request.template_id !== undefined) return { templateId: request.template_id };
+  if (request.audio_id !== undefined) return { audioId: request.audio_id };
+  throw new AppError('template_or_audio_required', 'The request needs template_id (a song from GET /v1/templates) or audio_id (from POST /v1/audio).');
+}
 
 /** Exactly one of image_url and image_id (a rule JSON Schema cannot carry into the MCP tool's input). */
 function apiVideoPhoto(request: { image_url?: string | undefined; image_id?: string | undefined }): ApiVideoPhoto {

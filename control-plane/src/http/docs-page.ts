@@ -1,5 +1,5 @@
 import type { ControlPlaneConfig } from '../config/env.ts';
-import { errorCatalog } from '../errors/app-error.ts';
+import { errorCatalog, retryableByCode, type ErrorCode } from '../errors/app-error.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -39,13 +39,18 @@ export function renderErrorDocsPage(): string {
   const entries = Object.entries(errorCatalog)
     .map(
       ([code, entry]) =>
-        `<dt id="${code}"><code>${code}</code> (HTTP ${entry.status})</dt><dd>${escapeHtml(entry.title)}. ${escapeHtml(entry.hint)}</dd>`,
+        `<dt id="${code}"><code>${code}</code> (HTTP ${entry.status}, ${retryableByCode[code as ErrorCode] ? 'retrying helps' : 'retrying does not help'})</dt>`
+        + `<dd>${escapeHtml(entry.title)}. ${escapeHtml(entry.hint)}</dd>`,
     )
     .join('\n');
   return page(
     'petsing error codes',
     `<h1>Error codes</h1>
-<p>Every failure is JSON: <code>{"error": {"code", "message", "status", "hint", "documentation_url"}, "message"}</code>. Codes are stable; messages may change.</p>
+<p>Every failure is JSON: <code>{"error": {"code", "message", "status", "hint", "documentation_url", "retryable"}, "message"}</code>. Codes are stable; messages may change.</p>
+<p><code>retryable</code> says whether sending the same request again, unchanged, can succeed; it is fixed per code (below). Wait
+<code>retry_after_seconds</code> first when the error has it (429, and 503 where the service knows how long; the same value as the
+<code>Retry-After</code> header). Where retrying does not help, change the request (or the account: buy credits, use another key) first.
+<code>insufficient_credits</code> adds <code>credit_balance</code> (the balance now) and <code>credits_required</code> (what the create costs).</p>
 <dl>${entries}</dl>`,
   );
 }

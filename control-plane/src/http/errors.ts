@@ -16,6 +16,9 @@ export function errorBody(baseUrl: string, error: AppError): ErrorResponseBody {
       status: error.status,
       hint: error.hint,
       documentation_url: errorDocumentationUrl(baseUrl, error.code),
+      retryable: error.retryable,
+      ...(error.retryAfterSeconds !== undefined ? { retry_after_seconds: error.retryAfterSeconds } : {}),
+      ...error.details,
     },
     message: error.message,
   };

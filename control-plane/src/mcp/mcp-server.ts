@@ -12,9 +12,13 @@ import { accountRateSubject, rateLimitedError } from '../http/middleware/rate-li
 import { FACE_HINT } from '../http/schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../http/schemas/video-aspect.schemas.ts';
 import { parseToolArguments, type FieldHints } from '../http/validation.ts';
+import { MAX_URL_LENGTH } from '../media/safe-fetch.ts';
+import { MAX_SPEECH_CHARACTERS } from '../services/speech.service.ts';
 import {
   ApiAccount,
+  ApiAudio,
   ApiCredits,
+  ApiVoiceList,
   ApiTemplateList,
   ApiVideo,
   ApiVideoList,
@@ -31,7 +35,7 @@ const WAIT_POLL_MS = 1_000;
 const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 
 /** Tools that spend credits or destroy data: they need videos:write and count against the write rate. */
-export const WRITE_TOOLS = new Set(['create_video', 'delete_video', 'check_photo']);
+export const WRITE_TOOLS = new Set(['create_video', 'delete_video', 'check_photo', 'make_speech', 'extract_soundtrack']);
 
 // Schemas are passed as raw shapes (.shape): the /v1 schemas' registered ids would turn each root into a $ref,
 // and MCP requires type object there.
@@ -65,7 +69,9 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
         'Turns a photo of a pet into a lip-synced singing video. Typical flow: list_templates, then create_video with a ' +
         'template id and a public https photo URL (costs one credit; check get_credits first), then wait_for_video until ' +
         'the status is completed and hand the video_url to the user. To check a photo first (free), call check_photo and ' +
-        'create with its image_id; when it finds no face, ask the user where the pet\'s mouth is and pass it as face.mouth.',
+        'create with its image_id; when it finds no face, ask the user where the pet\'s mouth is and pass it as face.mouth. ' +
+        'To have the pet say or sing something else, make audio first (make_speech with a voice from list_voices, or ' +
+        'extract_soundtrack from a short-video link) and create with its audio_id instead of a template id.',
     },
   );
 
@@ -123,7 +129,8 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     {
       title: 'Create a singing pet video',
       description:
-        'Starts rendering a video of the pet in the photo singing the template song. Costs one credit (fails with ' +
+        'Starts rendering a video of the pet in the photo singing the template song (template_id) or saying the audio of ' +
+        'make_speech or extract_soundtrack (audio_id; the video lasts as long as the audio): exactly one of the two. Costs one credit (fails with ' +
         'insufficient_credits when the balance is 0). The photo is either image_url, a public https URL of a JPEG, PNG, WebP or ' +
         'HEIC image up to 15 MB, or image_id from check_photo (exactly one). face optionally corrects where the pet\'s face is; ' +
         'an image_id whose check found no face needs face.mouth (else face_not_found, nothing charged). aspect optionally picks the ' +
@@ -161,6 +168,53 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       run('videos:write', async () => {
         await countWrite();
         return imageRepresentation(await images.checkUrl(userId, image_url));
+      }),
+  );
+
+  tool(
+    'list_voices',
+    {
+      title: 'List speech voices',
+      description: 'Lists the voices make_speech can speak in, each with its language and a sample clip URL to play to the user.',
+      outputSchema: ApiVoiceList.shape,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    () => run('videos:read', async () => represent.voiceList()),
+  );
+
+  tool(
+    'make_speech',
+    {
+      title: 'Make speech for a video',
+      description:
+        `Speaks text (at most ${MAX_SPEECH_CHARACTERS} characters, about 30 seconds) in a voice from list_voices and keeps the audio for 24 hours. ` +
+        'Free. Returns an id to pass to create_video as audio_id, and the audio\'s length (the video lasts as long).',
+      inputSchema: { text: z.string().describe('The words to speak.'), voice_id: z.string().describe('A voice id from list_voices, exactly as given.') },
+      outputSchema: ApiAudio.shape,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ text, voice_id }, extra) =>
+      run('videos:write', async () => {
+        await countWrite();
+        return represent.createAudio(userId, { text, voice_id }, extra.signal);
+      }),
+  );
+
+  tool(
+    'extract_soundtrack',
+    {
+      title: 'Take the sound of a short video',
+      description:
+        'Takes the soundtrack of a public TikTok video (its first 30 seconds) and keeps it for 24 hours. Free. Returns an id to pass to ' +
+        'create_video as audio_id, and the audio\'s length (the video lasts as long).',
+      inputSchema: { video_url: z.string().max(MAX_URL_LENGTH).describe('The https:// link of a public TikTok video.') },
+      outputSchema: ApiAudio.shape,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ video_url }, extra) =>
+      run('videos:write', async () => {
+        await countWrite();
+        return represent.createAudio(userId, { video_url }, extra.signal);
       }),
   );
 

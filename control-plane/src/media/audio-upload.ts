@@ -19,7 +19,7 @@ const DECODE_LIMIT_SECONDS = MAX_AUDIO_SECONDS + 1;
  * directory, so the form's cleanup removes the result too. A file without an audio stream fails the decode
  * (`-map 0:a:0` matches nothing).
  */
-export async function normalizeAudioUpload(file: { field: string; path: string; contentType: string }): Promise<LocalUpload> {
+export async function normalizeAudioUpload(file: { field: string; path: string; contentType: string }): Promise<LocalUpload & { durationSeconds: number }> {
   const native = file.contentType === 'audio/mpeg';
   const mp3Path = native ? file.path : `${file.path}.mp3`;
   const output = native
@@ -43,7 +43,7 @@ export async function normalizeAudioUpload(file: { field: string; path: string; 
       `The "${file.field}" audio lasts ${measured} seconds; it must last ${MIN_AUDIO_SECONDS} to ${MAX_AUDIO_SECONDS} seconds.`,
     );
   }
-  return { path: mp3Path, contentType: 'audio/mpeg', extension: 'mp3' };
+  return { path: mp3Path, contentType: 'audio/mpeg', extension: 'mp3', durationSeconds: Math.min(durationSeconds, MAX_AUDIO_SECONDS) };
 }
 
 /** The decoded length from ffmpeg's -progress report: its last out_time_us. */

@@ -4,7 +4,7 @@ import type { Database, HostedAudio } from '../db/schema.ts';
 export class HostedAudioRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  insert(row: { id: string; user_id: string; source: HostedAudio['source']; object_key: string; duration_ms: number }): Promise<HostedAudio> {
+  insert(row: { id: string; user_id: string; source: HostedAudio['source']; object_key: string; duration_ms: number; expires_at: Date }): Promise<HostedAudio> {
     return this.db.insertInto('hosted_audio').values(row).returningAll().executeTakeFirstOrThrow();
   }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
+import { CreditRepository } from './credit.repository.ts';
 import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../services/pricing.ts';
 
 /** What the status websocket and the notifier publish on every status change. */
@@ -91,6 +92,11 @@ export class VideoRepository {
       if (error instanceof InsufficientCredits) return undefined;
       throw error;
     });
+  }
+
+  /** The account's API credit balance, for the refusal of a create it cannot pay. */
+  creditBalance(userId: string): Promise<number> {
+    return new CreditRepository(this.db).balance(userId);
   }
 
   /**

@@ -103,7 +103,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     graceSeconds: config.env.RECONCILE_GRACE_SECONDS,
   });
   const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger, (user) => email.welcome(user).then(() => {}));
-  const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl);
+  const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl, normalizeAudioUpload);
   const speech = new SpeechService(createSpeechProvider(config.env, logger), hostedAudio, objectStore, config.baseUrl, logger);
   const soundtracks = new SoundtrackService(
     videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),

@@ -13,9 +13,10 @@ import {
   type ResolvedVideo,
   type VideoPageResolver,
 } from '../media/social/video-page-resolver.ts';
-import type { HostedAudioService } from './hosted-audio.service.ts';
+import type { HostedAudioLink, HostedAudioService } from './hosted-audio.service.ts';
 
-export type ExtractedSoundtrack = { audioUrl: string; durationSeconds: number; sourceUrl: string; title: string | null };
+/** The stored soundtrack (its hosted link and length) and the video it came from. */
+export type ExtractedSoundtrack = { audio: HostedAudioLink; sourceUrl: string; title: string | null };
 
 export interface SoundtrackSettings {
   /** Exact host names of the platform's video pages. */
@@ -63,7 +64,7 @@ export class SoundtrackService {
       const stored = await this.hostedAudio.store(userId, 'social', mp3, durationSeconds);
       // Not the hosted-audio id: it is the link's only access control, and logs are no place for credentials.
       this.logger.info({ userId, sourceUrl, durationSeconds, mediaBytes: media.body.length }, 'soundtrack extracted');
-      return { audioUrl: stored.url, durationSeconds, sourceUrl, title: video.title ?? null };
+      return { audio: stored, sourceUrl, title: video.title ?? null };
     });
   }
 

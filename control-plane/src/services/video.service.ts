@@ -9,10 +9,9 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { CANCELED_CODE, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
-import { MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
-import type { HostedAudioService } from './hosted-audio.service.ts';
+import { assertSingable, type HostedAudioService } from './hosted-audio.service.ts';
 import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
@@ -27,7 +26,8 @@ export type CreateVideoInput = {
   templateId?: number;
   /** A photo to store, a URL the workflow fetches, or a photo the service holds (copied, so the video keeps it). */
   image: { upload: MediaUpload } | { url: string } | { key: string };
-  audio?: { upload: MediaUpload } | { key: string };
+  /** An uploaded file, or audio the service holds (copied; `hostedAudioId` names the hosted audio it came from). */
+  audio?: { upload: MediaUpload } | { key: string; hostedAudioId?: string };
   face?: FaceHints;
   /** The output shape; square when not given. */
   aspect?: VideoAspect;
@@ -39,6 +39,9 @@ export type CreateVideoInput = {
 
 /** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
 export type VideoOptions = { face?: FaceHints; aspect?: VideoAspect };
+
+/** What an API video sings: a template song, or audio stored by POST /v1/audio. */
+export type ApiVideoSound = { templateId: string } | { audioId: string };
 
 /** The photo of an API video: a URL the render fetches, or a photo checked by POST /v1/images. */
 export type ApiVideoPhoto = { url: string } | { imageId: string };
@@ -52,7 +55,7 @@ export type CreatedVideo = { video: Video; creditsRemaining: number };
 export type LocalUpload = { path: string; contentType: string; extension: string };
 
 /** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
-type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string } };
+type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string; hostedAudioId: string } };
 
 /** A file of a web create's form, received on local disk, with the form field it came in (named in refusals). */
 export type ReceivedFile = LocalUpload & { field: string };
@@ -79,7 +82,7 @@ export type UploadChecks = {
   /** Decodes a photo completely; refuses a truncated, corrupt or oversized one (unsupported_image_format). */
   assertDecodableImage(path: string): Promise<void>;
   /** Measures audio by decoding it and makes it MP3; refuses undecodable audio or audio outside 2 to 30 seconds. */
-  normalizeAudio(file: ReceivedFile): Promise<LocalUpload>;
+  normalizeAudio(file: ReceivedFile): Promise<LocalUpload & { durationSeconds: number }>;
 };
 
 const uuid = z.uuid();
@@ -99,12 +102,15 @@ export class VideoService {
   ) {}
 
   /**
-   * POST /v1/videos: an API video from a template and a photo, paid with one credit. A photo URL is vetted
-   * now (400 before any charge) and fetched by the render workflow; a checked photo without a face is
-   * refused now unless the person points at the mouth.
+   * POST /v1/videos: an API video from a template song or the caller's audio (POST /v1/audio) and a photo,
+   * paid with one credit. The sound is found first; a photo URL is vetted now (400 before any charge) and
+   * fetched by the render workflow; a checked photo without a face is refused now unless the person points
+   * at the mouth.
    */
-  async createApiVideo(userId: string, input: { templateId: string; photo: ApiVideoPhoto; webhookUrl?: string; deadlineSeconds?: number } & VideoOptions): Promise<CreatedVideo> {
-    const template = await this.findTemplate(input.templateId);
+  async createApiVideo(userId: string, input: { sound: ApiVideoSound; photo: ApiVideoPhoto; webhookUrl?: string; deadlineSeconds?: number } & VideoOptions): Promise<CreatedVideo> {
+    const sound = 'templateId' in input.sound
+      ? { templateId: (await this.findTemplate(input.sound.templateId)).id }
+      : { audio: await this.heldAudio(userId, input.sound.audioId) };
     let image: CreateVideoInput['image'];
     if ('url' in input.photo) {
       await this.imageUrls.vet(input.photo.url);
@@ -117,7 +123,7 @@ export class VideoService {
       origin: 'api',
       charge: { kind: 'api_credit' },
       watermark: false,
-      templateId: template.id,
+      ...sound,
       image,
       ...(input.face ? { face: input.face } : {}),
       ...(input.aspect ? { aspect: input.aspect } : {}),
@@ -125,7 +131,10 @@ export class VideoService {
       ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
     });
     if (!created) {
-      throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is too low.`);
+      const balance = await this.videos.creditBalance(userId);
+      throw new AppError('insufficient_credits', `Creating a video costs ${CREDITS_PER_VIDEO} credit and the balance is ${balance}.`, {
+        details: { credit_balance: balance, credits_required: CREDITS_PER_VIDEO },
+      });
     }
     return created;
   }
@@ -197,6 +206,7 @@ export class VideoService {
           image_key: imageKey,
           source_image_url: 'url' in input.image ? input.image.url : null,
           audio_key: audioKey,
+          audio_id: input.audio && 'hostedAudioId' in input.audio ? (input.audio.hostedAudioId ?? null) : null,
           has_watermark: input.watermark,
           face_hints: input.face ? JSON.stringify(input.face) : null,
           aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
@@ -289,7 +299,7 @@ export class VideoService {
   private async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions, now: Date): Promise<CreatedVideo> {
     const { face, aspect } = options;
     const subscribed = isSubscribed(user);
-    const audio = 'audio' in sound ? ('key' in sound.audio ? { key: sound.audio.key } : { upload: fileUpload(sound.audio) }) : undefined;
+    const audio = 'audio' in sound ? ('key' in sound.audio ? sound.audio : { upload: fileUpload(sound.audio) }) : undefined;
     const created = await this.create({
       userId: user.id,
       origin: 'web',
@@ -330,11 +340,14 @@ export class VideoService {
   private async hostedSound(user: User, url: string): Promise<WebVideoSound> {
     const hosted = await this.hostedAudio.findOwnedByUrl(user.id, url);
     if (!hosted) throw new AppError('unknown_audio_url', `"${url}" is not a hosted audio URL of this account.`);
-    // Hosted audio was measured when it was stored; longer audio is cut at 30 s like every render.
-    if (hosted.duration_ms < MIN_AUDIO_SECONDS * 1000) {
-      throw new AppError('audio_duration_out_of_range', `The audio at audio_url lasts ${(hosted.duration_ms / 1000).toFixed(1)} seconds; at least ${MIN_AUDIO_SECONDS} are needed.`);
-    }
-    return { audio: { key: hosted.object_key } };
+    assertSingable(hosted, 'audio_url');
+    return { audio: { key: hosted.object_key, hostedAudioId: hosted.id } };
+  }
+
+  /** The audio_id of an API create: the caller's hosted audio, unexpired and long enough to sing. */
+  private async heldAudio(userId: string, audioId: string): Promise<{ key: string; hostedAudioId: string }> {
+    const hosted = await this.hostedAudio.usable(userId, audioId);
+    return { key: hosted.object_key, hostedAudioId: hosted.id };
   }
 
   /** A photo the service holds, refused before any charge when it has no face and the person gave no mouth. */

@@ -4,7 +4,9 @@ import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions
 import { CREDITS_PER_VIDEO } from '../../services/pricing.ts';
 import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { apiRepresentations, imageRepresentation } from '../api-representations.ts';
+import { apiRepresentations, audioRepresentation, imageRepresentation } from '../api-representations.ts';
+import { AUDIO_CONTENT_TYPES, withUploadedAudio } from '../audio-upload.ts';
+import { whileConnected } from '../client-hang-up.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
@@ -13,7 +15,11 @@ import { ApiImage, CheckImageForm, CheckImageUrlRequest, FACE_HINT } from '../sc
 import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import {
   ApiAccount,
+  ApiAudio,
   ApiCredits,
+  ApiVoiceList,
+  CreateApiAudioForm,
+  CreateApiAudioRequest,
   ApiTemplateList,
   ApiVideo,
   ApiVideoList,
@@ -21,14 +27,13 @@ import {
   CreatedApiVideo,
   VideoListQuery,
 } from '../schemas/public-api.schemas.ts';
-import { whileConnected } from '../client-hang-up.ts';
 import { parseBody, parseQuery } from '../validation.ts';
 import { HEARTBEAT_SECONDS, MAX_WAIT_SECONDS, preferredWaitSeconds, streamVideoEvents } from '../video-waiting.ts';
 import { webhookRoutes } from './webhook.routes.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, videoWatch, images, credentials, rateLimiter, idempotency, webhooks } = context.services;
+  const { videos, videoWatch, images, hostedAudio, credentials, rateLimiter, idempotency, webhooks } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -78,6 +83,18 @@ export function publicApiRoutes(context: AppContext): Router {
       ? await withUploadedPhoto(req, (photo) => images.checkUpload(userId, photo))
       : await images.checkUrl(userId, parseBody(CheckImageUrlRequest, req).image_url);
     res.status(201).json(imageRepresentation(image));
+  });
+
+  router.post('/audio', requireScope('videos:write'), async (req, res) => {
+    const { userId } = credentialOf(res);
+    const audio = req.is('multipart/form-data')
+      ? audioRepresentation(await withUploadedAudio(req, (file) => hostedAudio.storeUpload(userId, file)))
+      : await whileConnected(res, (signal) => represent.createAudio(userId, parseBody(CreateApiAudioRequest, req), signal));
+    res.status(201).json(audio);
+  });
+
+  router.get('/voices', requireScope('videos:read'), (_req, res) => {
+    res.json(represent.voiceList());
   });
 
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
@@ -154,7 +171,10 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post', path: '/v1/videos', operationId: 'createApiVideo', tags: ['public-api'], summary: `Create a video (costs ${CREDITS_PER_VIDEO} credit)`,
     description:
-      'Optional `aspect` picks the output shape: square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280); a small photo gives a '
+      'Sings the template song (`template_id`) or the caller\'s audio from POST /v1/audio (`audio_id`; the video lasts as long as it): '
+      + 'exactly one of the two (400 template_or_audio_required otherwise). Another account\'s audio_id answers 404 unknown_audio like any '
+      + 'unknown id; audio older than 24 hours answers 410 audio_expired. '
+      + 'Optional `aspect` picks the output shape: square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280); a small photo gives a '
       + 'smaller video of the same shape. Send an Idempotency-Key header to retry safely: the same key and body return the first answer '
       + 'without a second charge.',
     security: writeSecurity,
@@ -165,7 +185,8 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     responses: {
       202: jsonResponse('Queued; poll poll_url until status is completed.', CreatedApiVideo, rateLimitHeaders),
       ...errorResponses(
-        'invalid_request', 'unknown_template', 'image_url_refused', 'unknown_image', 'face_not_found', 'unauthorized', 'insufficient_credits', 'forbidden',
+        'invalid_request', 'unknown_template', 'template_or_audio_required', 'unknown_audio', 'audio_expired', 'audio_duration_out_of_range',
+        'image_url_refused', 'unknown_image', 'face_not_found', 'unauthorized', 'insufficient_credits', 'forbidden',
         'idempotency_key_in_use', 'idempotency_key_reused', 'rate_limited', 'service_unavailable', 'webhook_url_refused', 'webhook_secret_required',
       ),
     },
@@ -194,6 +215,39 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
         'unsupported_image_format', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'face_detection_unavailable',
       ),
     },
+  });
+  registry.registerPath({
+    method: 'post', path: '/v1/audio', operationId: 'createApiAudio', tags: ['public-api'], summary: 'Store audio for a video: a file, speech or a short video\'s soundtrack',
+    description:
+      'Free (counts against the write rate limit). Send an audio file as multipart/form-data (`audio`: MP3, WAV, MP4/AAC or WebM, '
+      + '2 to 30 seconds, up to 20 MB), or JSON: speech `{"text", "voice_id"}` (a voice of GET /v1/voices, at most 500 characters) or a '
+      + 'short-video link `{"video_url"}` (a public TikTok video; its sound is cut to the first 30 seconds). The same rules and errors as '
+      + 'the web app\'s POST /create-with-audio, POST /tts and POST /social/extract-audio. Create with the answered id as `audio_id` of '
+      + 'POST /v1/videos within 24 hours; the video lasts as long as the audio. speech_quota_exhausted (429), '
+      + 'speech_unavailable and service_unavailable (503) are retryable.',
+    security: writeSecurity,
+    request: {
+      body: {
+        required: true,
+        content: {
+          'application/json': { schema: CreateApiAudioRequest },
+          'multipart/form-data': { schema: CreateApiAudioForm, encoding: { audio: { contentType: AUDIO_CONTENT_TYPES } } },
+        },
+      },
+    },
+    responses: {
+      201: jsonResponse('The audio is stored for 24 hours.', ApiAudio, rateLimitHeaders),
+      ...errorResponses(
+        'invalid_request', 'malformed_json', 'unsupported_audio_format', 'audio_duration_out_of_range', 'payload_too_large', 'text_too_long', 'unknown_voice',
+        'unsupported_video_url', 'video_unavailable', 'no_soundtrack', 'soundtrack_too_short', 'video_too_large', 'image_url_refused',
+        'unauthorized', 'forbidden', 'rate_limited', 'speech_quota_exhausted', 'speech_unavailable', 'service_unavailable',
+      ),
+    },
+  });
+  registry.registerPath({
+    method: 'get', path: '/v1/voices', operationId: 'listApiVoices', tags: ['public-api'], summary: 'Voices for speech (POST /v1/audio)',
+    security: readSecurity,
+    responses: { 200: jsonResponse('Every voice POST /v1/audio accepts, each with a hosted sample clip.', ApiVoiceList, rateLimitHeaders), ...errorResponses(...common, 'forbidden') },
   });
   registry.registerPath({
     method: 'get', path: '/v1/videos/{id}', operationId: 'getApiVideo', tags: ['public-api'], summary: 'Get a video (poll this, or wait on it)',

@@ -18,8 +18,8 @@ export function socialRoutes(context: AppContext): Router {
     const soundtrack = await whileConnected(res, (signal) => context.services.soundtracks.extract(webUserOf(res).id, url, signal));
     res.set('Cache-Control', 'no-store');
     res.json({
-      audio_url: soundtrack.audioUrl,
-      duration_seconds: soundtrack.durationSeconds,
+      audio_url: soundtrack.audio.url,
+      duration_seconds: soundtrack.audio.durationSeconds,
       source_url: soundtrack.sourceUrl,
       title: soundtrack.title,
     } satisfies ExtractedAudioBody);

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { voiceRepresentation } from '../api-representations.ts';
 import { whileConnected } from '../client-hang-up.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
@@ -27,9 +28,7 @@ export function speechRoutes(context: AppContext): Router {
 
   router.get('/tts/voices', signedIn, (_req, res) => {
     res.set('Cache-Control', 'private, max-age=3600');
-    res.json({
-      voices: speech.voices().map((voice) => ({ id: voice.id, name: voice.name, language: voice.language, sample_url: voice.sampleUrl })),
-    } satisfies z.infer<typeof VoiceList>);
+    res.json({ voices: speech.voices().map(voiceRepresentation) } satisfies z.infer<typeof VoiceList>);
   });
 
   router.get('/media/voices/:file', async (req, res) => {

@@ -7,7 +7,8 @@ import { imageRepresentation } from '../api-representations.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
-import { readMultipart, type MultipartForm, type UploadRule } from '../multipart.ts';
+import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD } from '../audio-upload.ts';
+import { readMultipart, type MultipartForm } from '../multipart.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { IMAGE_UPLOAD, withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
@@ -18,17 +19,8 @@ import { parseBody } from '../validation.ts';
 import { webRepresentations } from '../web-representations.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
-const MB = 1024 * 1024;
-
 /** Form fields every create takes besides its sound: the photo by id instead of a file, the face hints as JSON and the output shape. */
 const PHOTO_FIELDS = ['image_id', 'face', 'aspect'] as const;
-
-const AUDIO_UPLOAD: UploadRule = {
-  sniff: 'media',
-  accept: { 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'video/mp4': 'mp4', 'audio/aac': 'aac', 'video/webm': 'webm' },
-  maxBytes: 20 * MB,
-  refusal: { code: 'unsupported_audio_format', formats: 'MP3, WAV, MP4/AAC or WebM audio' },
-};
 
 /** POST /create-with-template, POST /create-with-audio and DELETE /delete-video of the web app. */
 export function webVideosRoutes(context: AppContext): Router {
@@ -170,7 +162,7 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     method: 'post', path: '/create-with-audio', security: idTokenSecurity, tags: ['web-app'], operationId: 'createWebVideoWithAudio',
     summary: 'Create a video from audio and a pet photo',
     description: `${paymentNote} The audio must last 2 to 30 seconds (the video is as long as the audio); the image may be at most 15 MB, the audio 20 MB.`,
-    request: { body: formBody(CreateWithAudioForm, { ...imageEncoding, audio: { contentType: 'audio/mpeg, audio/wav, audio/mp4, audio/aac, video/mp4, audio/webm, video/webm' } }) },
+    request: { body: formBody(CreateWithAudioForm, { ...imageEncoding, audio: { contentType: AUDIO_CONTENT_TYPES } }) },
     responses: {
       200: jsonResponse('The render is queued.', RenderQueued),
       ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url'),

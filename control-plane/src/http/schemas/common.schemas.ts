@@ -7,6 +7,10 @@ export const ErrorDetail = z
     status: z.number().int().meta({ description: 'The HTTP status code.' }),
     hint: z.string().meta({ description: 'What to do about it.' }),
     documentation_url: z.url().meta({ description: 'Where this code is documented.' }),
+    retryable: z.boolean().meta({ description: 'Whether sending the same request again, unchanged, can succeed (after retry_after_seconds when given). Fixed per code; see /docs/errors.' }),
+    retry_after_seconds: z.number().int().min(0).optional().meta({ description: 'Seconds to wait before retrying, as in the Retry-After header (429, and 503 where the service knows).' }),
+    credit_balance: z.number().int().optional().meta({ description: 'insufficient_credits only: the credit balance now.' }),
+    credits_required: z.number().int().optional().meta({ description: 'insufficient_credits only: what the create would cost.' }),
   })
   .meta({ id: 'ErrorDetail' });
 

@@ -1,5 +1,7 @@
 import { MAX_URL_LENGTH } from '../../media/safe-fetch.ts';
+import { MAX_SPEECH_CHARACTERS } from '../../services/speech.service.ts';
 import { FaceHintsField } from './image.schemas.ts';
+import { Voice } from './speech.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { z } from 'zod';
 
@@ -52,7 +54,8 @@ export const ApiVideo = z
       description: 'One of pending, processing, completed, failed. Extensible: treat an unknown value as not yet terminal.',
       examples: ['pending', 'processing', 'completed', 'failed'],
     }),
-    template_id: z.string().nullable().optional(),
+    template_id: z.string().nullable().optional().meta({ description: 'The template song sung; null when the video sings audio (audio_id) or web-uploaded audio.' }),
+    audio_id: z.uuid().nullable().optional().meta({ description: 'The audio of POST /v1/audio (or hosted speech or soundtrack) the video sings; null for template songs (added field).' }),
     video_url: z.url().nullable().optional().meta({ description: 'Direct MP4 link (expires); null until completed.' }),
     thumbnail_url: z.url().nullable().optional(),
     has_watermark: z.boolean().meta({ description: 'Always false for API-created videos.' }),
@@ -70,7 +73,11 @@ export const VIDEO_DEADLINE_SECONDS = { min: 10, max: 86_400 } as const;
 
 export const CreateApiVideoRequest = z
   .object({
-    template_id: z.string().min(1).max(20).meta({ description: 'A template id from GET /v1/templates.', example: '1' }),
+    template_id: z.string().min(1).max(20).optional().meta({ description: 'A template id from GET /v1/templates. Send exactly one of template_id and audio_id.', example: '1' }),
+    audio_id: z
+      .uuid()
+      .optional()
+      .meta({ description: 'The id answered by POST /v1/audio (this account\'s, valid 24 hours); the video lasts as long as the audio. Send exactly one of template_id and audio_id.' }),
     image_url: z
       .url()
       .max(2048)
@@ -104,13 +111,14 @@ export const CreateApiVideoRequest = z
           + '(POST /v1/webhooks/default-secret, needed first: 400 webhook_secret_required otherwise). Vetted like image_url (400 webhook_url_refused).',
       }),
   })
-  .meta({ id: 'CreateApiVideoRequest', description: 'Send exactly one of image_url and image_id.' });
+  .meta({ id: 'CreateApiVideoRequest', description: 'Send exactly one of template_id and audio_id, and exactly one of image_url and image_id.' });
 
 export const CreatedApiVideo = z
   .object({
     id: z.uuid(),
     status: z.literal('processing'),
     template_id: z.string().optional(),
+    audio_id: z.uuid().optional().meta({ description: 'Present when the video sings audio of POST /v1/audio.' }),
     aspect: VideoAspectField,
     credits_remaining: z.number().int(),
     poll_url: z.url().meta({ description: 'Poll until status is completed, roughly every 10 seconds.' }),
@@ -120,3 +128,32 @@ export const CreatedApiVideo = z
 export const VideoListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1-100, default 25.' }),
 });
+
+export const CreateApiAudioRequest = z
+  .object({
+    text: z.string().optional().meta({
+      description: `Speech: the words to speak, at most ${MAX_SPEECH_CHARACTERS} characters (about 30 seconds), with voice_id.`,
+      maxLength: MAX_SPEECH_CHARACTERS,
+      example: 'Happy birthday, Max! You are the best dog in the world.',
+    }),
+    voice_id: z.string().optional().meta({ description: 'Speech: an id from GET /v1/voices.', example: 'en-us-female' }),
+    video_url: z.string().max(MAX_URL_LENGTH).optional().meta({
+      description: 'A short-video link (a public TikTok video); its soundtrack, cut to the first 30 seconds, becomes the audio.',
+      example: 'https://www.tiktok.com/@user/video/7301234567890123456',
+    }),
+  })
+  .meta({ id: 'CreateApiAudioRequest', description: 'Either speech (text and voice_id) or a short-video link (video_url). For an audio file, send multipart/form-data instead.' });
+
+export const CreateApiAudioForm = z
+  .object({ audio: z.string().meta({ format: 'binary', description: 'MP3, WAV, MP4/AAC or WebM audio of 2 to 30 seconds, up to 20 MB.' }) })
+  .meta({ id: 'CreateApiAudioForm' });
+
+export const ApiAudio = z
+  .object({
+    id: z.uuid().meta({ description: 'Pass as audio_id to POST /v1/videos.' }),
+    duration_seconds: z.number().min(2).max(30).meta({ description: 'Length of the stored audio; the video lasts as long.' }),
+    expires_at: z.iso.datetime().meta({ description: 'Creates can use the audio until then (24 hours).' }),
+  })
+  .meta({ id: 'ApiAudio' });
+
+export const ApiVoiceList = z.object({ object: z.literal('list'), data: z.array(Voice) }).meta({ id: 'ApiVoiceList' });

@@ -28,7 +28,7 @@ export const SpeechResult = z
 
 export const Voice = z
   .object({
-    id: z.string().meta({ description: 'Send as `voice_id` to POST /tts.', example: 'en-us-female' }),
+    id: z.string().meta({ description: 'Send as `voice_id` to POST /tts or POST /v1/audio.', example: 'en-us-female' }),
     name: z.string().meta({ description: 'Display name.', example: 'Ava (American English)' }),
     language: z.string().meta({ description: 'BCP 47 language tag the voice speaks; `mul` for a multilingual voice.', example: 'en-US' }),
     sample_url: z.url().meta({ description: 'Hosted MP3 sample clip of the voice (no credential needed).' }),
