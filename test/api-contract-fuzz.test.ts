@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -69,9 +69,10 @@ describe('the /openapi.json contract, fuzzed by schemathesis', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  const schemathesis = (args: string[]) =>
+  const schemathesis = (args: string[], junitPath: string) =>
     new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn('st', ['run', `${baseUrl}/openapi.json`, '--checks', CHECKS, '--seed', SEED, '--max-examples', EXAMPLES_PER_OPERATION, '--no-color', ...args], {
+      const options = ['--checks', CHECKS, '--seed', SEED, '--max-examples', EXAMPLES_PER_OPERATION, '--no-color', '--report', 'junit', '--report-junit-path', junitPath];
+      const child = spawn('st', ['run', `${baseUrl}/openapi.json`, ...options, ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let report = '';
@@ -81,15 +82,23 @@ describe('the /openapi.json contract, fuzzed by schemathesis', () => {
       child.on('close', (code) => resolve({ code, output: report }));
     });
 
+  // `operations`: some each pass must have exercised (read from the JUnit report), so a path the document loses fails here.
   it.each([
-    { name: 'the public API with an API key', args: () => ['--header', `Authorization: Bearer ${apiKey}`, '--include-path-regex', '^/v1/'] },
+    {
+      name: 'the public API with an API key',
+      args: () => ['--header', `Authorization: Bearer ${apiKey}`, '--include-path-regex', '^/v1/'],
+      operations: ['POST /v1/audio', 'GET /v1/voices', 'POST /v1/videos', 'POST /v1/images', 'POST /v1/webhooks', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/test'],
+    },
     { name: 'the MCP endpoint with an API key', args: () => ['--header', `Authorization: Bearer ${apiKey}`, '--include-path-regex', '^/mcp$'] },
     { name: 'the web-app endpoints with an ID token', args: () => ['--header', `Authorization: Bearer ${idToken}`, '--exclude-path-regex', '^/(v1/|mcp$|oauth/|\\.well-known/)'] },
     { name: 'OAuth, discovery and the service index without credentials', args: () => ['--include-path-regex', '^/(oauth/|\\.well-known/|$|health$|openapi\\.json$|versions$|templates)'] },
-  ])('$name', async ({ args }) => {
-    const { code, output: report } = await schemathesis(args());
+  ])('$name', async ({ args, operations = [] }) => {
+    const junitPath = join(dataDir, `schemathesis-${crypto.randomUUID()}.xml`);
+    const { code, output: report } = await schemathesis(args(), junitPath);
     expect(code, report).toBe(0);
     expect(report).not.toMatch(/No operations/i);
+    const tested = [...(await readFile(junitPath, 'utf8')).matchAll(/<testcase [^>]*name="([^"]+)"/g)].map((match) => match[1]);
+    expect(tested).toEqual(expect.arrayContaining(operations));
     expect(service?.exitCode, `the service stopped:\n${output}`).toBeNull();
   }, 600_000);
 });
