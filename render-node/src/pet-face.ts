@@ -27,7 +27,7 @@ export interface PetFace {
   head: Box;
   /** How it was found, for logs and the CLI. */
   method: string;
-  /** Eyes placed by typical proportions around a given mouth, not seen: nothing is drawn on them. */
+  /** Eyes not seen where they are (placed by typical proportions around a given mouth, or carried along by a moved mouth): nothing is drawn on them. */
   eyesEstimated?: boolean;
 }
 
@@ -101,6 +101,9 @@ const sub = (a: Point, b: Point): Point => [a[0] - b[0], a[1] - b[1]];
 const add = (a: Point, b: Point): Point => [a[0] + b[0], a[1] + b[1]];
 const times = (a: Point, k: number): Point => [a[0] * k, a[1] * k];
 
+/** How far (in face lengths) a person may move the detected mouth while the detected eyes still count as seen. */
+const SEEN_EYES_MOUTH_SHIFT = 0.1;
+
 /**
  * A face built around the points a person gave (pixels of an image `width` × `height`). Their points
  * are kept exactly; a detected face fills in the rest when it agrees with them (its mouth within one
@@ -134,6 +137,8 @@ export function applyHints(detected: PetFace | null, hints: FaceHints, width: nu
     ? { ...base.head, left: base.head.left + shift[0], top: base.head.top + shift[1] }
     : { left, top, width: Math.max(...xs) + pad - left, height: Math.max(...ys) + pad - top };
   const corners = base?.mouthCorners ? ([moved(base.mouthCorners[0]), moved(base.mouthCorners[1])] as [Point, Point]) : null;
+  // Detected eyes carried along by a moved mouth are a guess, not eyes that were seen: no eyelids are drawn on them.
+  const eyesSeen = Boolean(hints.eyes) || (base !== null && Math.hypot(...shift) <= SEEN_EYES_MOUTH_SHIFT * length);
   return {
     confidence: 1,
     eyes,
@@ -143,6 +148,6 @@ export function applyHints(detected: PetFace | null, hints: FaceHints, width: nu
     chin,
     head,
     method: base ? `${base.method}, moved to the given mouth` : 'given by the person',
-    eyesEstimated: !hints.eyes && !base,
+    eyesEstimated: !eyesSeen,
   };
 }

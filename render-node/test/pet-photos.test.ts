@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { evaluateDetector, MOUTH_TOLERANCE, type PhotoResult } from '../src/detect-evaluation.ts';
 import { classicalFaceDetector } from '../src/face-detector.ts';
+import { applyHints, type PetFace } from '../src/pet-face.ts';
 import { renderVideo } from '../src/render-pipeline.ts';
 import { decodeRegion, run, tempDir, testLogger } from './helpers.ts';
 import { loadAnnotations, PETS } from './pet-annotations.ts';
@@ -132,6 +133,26 @@ describe('a mouth the person points at', () => {
     const scale = result.framing.width / size;
     return [result.framing.left + (sx / n) * scale, result.framing.top + (sy / n) * scale];
   }
+
+  it('draws eyelids only on eyes that were seen: not on detected eyes carried along by a moved mouth', () => {
+    // A detected face 100 px long (eye midpoint to chin) in a 400 × 400 photo.
+    const detected: PetFace = {
+      confidence: 0.6, eyes: [[150, 150], [250, 150]], nose: [200, 200], mouth: [200, 230], mouthCorners: null, chin: [200, 250],
+      head: { left: 100, top: 80, width: 200, height: 200 }, method: 'test',
+    };
+    const at = (x: number, y: number) => ({ x: x / 400, y: y / 400 });
+    const kept = applyHints(detected, { mouth: at(203, 231) }, 400, 400);
+    expect(kept.eyes.flat().map(Math.round)).toEqual([153, 151, 253, 151]);
+    expect(kept.eyesEstimated).toBe(false);
+    // Moved half a face length: the face still agrees and its eyes come along, but nobody saw them there.
+    const moved = applyHints(detected, { mouth: at(250, 250) }, 400, 400);
+    expect(moved.eyes.flat().map(Math.round)).toEqual([200, 170, 300, 170]);
+    expect(moved.eyesEstimated).toBe(true);
+    // Eyes the person sent are seen eyes, wherever the mouth went.
+    const given = applyHints(detected, { mouth: at(250, 250), eyes: [at(150, 150), at(250, 150)] }, 400, 400);
+    expect(given.eyesEstimated).toBe(false);
+    expect(applyHints(null, { mouth: at(200, 230) }, 400, 400).eyesEstimated).toBe(true);
+  });
 
   it('animates the photo where the hint says, wherever that is', async () => {
     const imagePath = join(PETS, 'dog-04.jpg');
