@@ -174,6 +174,70 @@ describe('the /v1 read path across replicas', () => {
     await stopProcess(back.process);
   });
 
+  /** A processing API video of a new account, inserted as a render would leave it. */
+  async function newVideo(email: string) {
+    const { key, userId } = await newKey(email);
+    const { id } = await primary.database.db
+      .insertInto('videos')
+      .values({ user_id: userId, origin: 'api', payment: 'api_credit', status: 'processing', progress: 40, image_key: 'videos/read-path/photo.jpg', has_watermark: false })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const poll = async (replica: Replica) => {
+      const answer = await get(replica.baseUrl, key, `/v1/videos/${id}`);
+      return answer.status === 200 ? ((await json(answer)) as { status: string; progress: number }) : answer.status;
+    };
+    return { id, poll };
+  }
+
+  /** Changes a video by hand with triggers off (session_replication_role = replica): no NOTIFY reaches anyone. */
+  async function changeSilently(id: string, progress: number) {
+    await primary.database.db.connection().execute(async (connection) => {
+      await sql`set session_replication_role = replica`.execute(connection);
+      await connection.updateTable('videos').set({ progress }).where('id', '=', id).execute();
+      await sql`set session_replication_role = origin`.execute(connection);
+    });
+  }
+
+  it('a poll answers from the replica\'s memory, and a change made anywhere (here by hand in SQL) shows within a second', async () => {
+    const other = await startReplica({ RATE_LIMIT_READS_PER_MINUTE: '1000' });
+    const { id, poll } = await newVideo('video-notify@example.com');
+    expect(await poll(other)).toMatchObject({ status: 'processing', progress: 40 });
+    await changeSilently(id, 41);
+    expect(await poll(other)).toMatchObject({ progress: 40 }); // kept: no query, and no change announced
+
+    await primary.database.db.updateTable('videos').set({ status: 'completed', progress: 100, output_key: 'videos/read-path/video.mp4', thumbnail_key: 'videos/read-path/thumbnail.jpg', completed_at: new Date() }).where('id', '=', id).execute();
+    const changedAt = Date.now();
+    await waitFor('the change to reach the replica', async () => ((await poll(other)) as { status: string }).status === 'completed', 5_000);
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+
+    await primary.database.db.deleteFrom('videos').where('id', '=', id).execute();
+    await waitFor('the deletion to reach the replica', async () => (await poll(other)) === 404, 1_000);
+  });
+
+  it('a replica that missed a change shows it once the entry expires (VIDEO_CACHE_TTL_SECONDS), and one whose LISTEN dropped reads the database until it is back', async () => {
+    const other = await startReplica({ RATE_LIMIT_READS_PER_MINUTE: '1000', VIDEO_CACHE_TTL_SECONDS: '2' });
+    const { id, poll } = await newVideo('video-silent@example.com');
+    expect(await poll(other)).toMatchObject({ progress: 40 });
+    const cachedAt = Date.now();
+    await changeSilently(id, 45);
+    await waitFor('the entry to expire', async () => ((await poll(other)) as { progress: number }).progress === 45, 5_000);
+    expect(Date.now() - cachedAt).toBeLessThan(2_000 + 1_000);
+
+    // The replica's LISTEN connection is cut: from then on nothing it kept is trusted, so a silent change shows at once.
+    expect(await poll(other)).toMatchObject({ progress: 45 });
+    const listeners = sql<{ pid: number }>`select pid from pg_stat_activity where query = 'listen "video_changed"' and datname = current_database()`;
+    const before = (await listeners.execute(primary.database.db)).rows.map((row) => row.pid);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen "video_changed"' and datname = current_database()`.execute(primary.database.db);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await changeSilently(id, 46);
+    expect(await poll(other)).toMatchObject({ progress: 46 });
+    // It listens again after a second, and announced changes reach it as before.
+    await waitFor('the replicas to listen again', async () => (await listeners.execute(primary.database.db)).rows.length >= before.length, 5_000);
+    expect(await poll(other)).toMatchObject({ progress: 46 });
+    await primary.database.db.updateTable('videos').set({ progress: 47 }).where('id', '=', id).execute();
+    await waitFor('the change to reach the replica', async () => ((await poll(other)) as { progress: number }).progress === 47, 1_000);
+  });
+
   it('records last_used_at at the first use and batches later uses instead of writing each', async () => {
     const other = await startReplica({ RATE_LIMIT_READS_PER_MINUTE: '1000' });
     const { key, record } = await newKey('last-used@example.com');

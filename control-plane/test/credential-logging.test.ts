@@ -50,4 +50,14 @@ describe('logs', () => {
     expect(log).toContain('/media/audio/redacted');
     for (const secret of [hosted.id, unknown]) expect(log.toLowerCase()).not.toContain(secret);
   });
+
+  it('hold one line per request, with its id (X-Request-Id), method, path and status', async () => {
+    const answered = await fetch(`${service.baseUrl}/v1/templates`, { headers: { 'X-Request-Id': 'trace-log-line-1' } });
+    expect(answered.status).toBe(401);
+    const entries = () => lines.map((line) => JSON.parse(line) as { msg: string; level: number; req?: { id: string; method: string; url: string }; res?: { statusCode: number }; responseTime?: number });
+    const first = entries().filter((entry) => entry.req?.id === 'trace-log-line-1');
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ msg: 'request completed', level: 40, req: { method: 'GET', url: '/v1/templates' }, res: { statusCode: 401 } });
+    expect(first[0]!.responseTime).toBeGreaterThanOrEqual(0);
+  });
 });

@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from '../src/http/errors.ts';
+import { requestLogging } from '../src/http/request-logging.ts';
+import { createLogger } from '../src/logging/logger.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { json } from '../../test/support/http.ts';
 
@@ -104,11 +107,14 @@ describe('service basics', () => {
   });
 
   it('hides thrown errors behind a 500 without a stack trace', async () => {
+    const { lines, sink } = captureLines();
+    const logger = createLogger('info', 'petsing', sink);
     const app = express();
+    app.use(requestLogging(logger));
     app.get('/boom', () => {
       throw new Error('secret internals at /srv/app.ts:12');
     });
-    app.use(errorHandler('http://petsing.test'));
+    app.use(errorHandler('http://petsing.test', logger));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as { port: number };
@@ -119,6 +125,10 @@ describe('service basics', () => {
     expect(JSON.parse(text).error.code).toBe('internal_error');
     expect(text).not.toContain('secret internals');
     expect(text).not.toContain('.ts:');
+    // ...while the log keeps the error under the request's id.
+    const failure = lines.map((line) => JSON.parse(line) as { msg: string; err?: { message: string }; req?: { id: string } }).find((entry) => entry.msg === 'request failed');
+    expect(failure?.err?.message).toBe('secret internals at /srv/app.ts:12');
+    expect(failure?.req?.id).toBe(response.headers.get('x-request-id'));
   });
 
   it('returns a request id on every response and honours a sane incoming one', async () => {

@@ -43,6 +43,8 @@ export const controlPlaneEnvSchema = z.object({
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   /** How long a replica trusts a verified API key or OAuth token without asking the database: the bound on a revocation the replica missed. 0 turns the cache off. */
   CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+  /** How long a replica keeps a video it read while the database announces no change of it: the bound on a change notification the replica missed. 0 turns the cache off. */
+  VIDEO_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   /** Browser origins, besides BASE_URL's and SITE_URL's, that may call /mcp (comma-separated). */
   MCP_ALLOWED_ORIGINS: z
     .string()

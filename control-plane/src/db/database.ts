@@ -10,8 +10,12 @@ import type { Database } from './schema.ts';
 export type DatabaseHandle = {
   db: Kysely<Database>;
   kind: 'postgres' | 'pglite';
-  /** Subscribes to a NOTIFY channel (fan-out across API replicas); resolves to an unsubscribe function. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to a NOTIFY channel (fan-out across API replicas); resolves to an unsubscribe function.
+   * `onGap(false)` says the subscription dropped (notifications from then on are lost), `onGap(true)` that it
+   * is back; a cache kept fresh by the channel must not trust itself in between.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onGap?: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
 
@@ -26,31 +30,57 @@ export async function openPostgres(connectionString: string, poolSize = 10): Pro
   // the pool drops it and the next checkout connects afresh; without a listener Node would crash instead.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', listen: (channel, onMessage) => listenOnPostgres(connectionString, channel, onMessage), close: () => db.destroy() };
+  return { db, kind: 'postgres', listen: (channel, onMessage, onGap) => listenOnPostgres(connectionString, channel, onMessage, onGap), close: () => db.destroy() };
 }
 
 const LISTEN_RETRY_MS = 1_000;
 
 /**
  * LISTEN on a dedicated connection (a pooled one would lose it), reconnecting after a dropped connection
- * so a restarted database does not silently stop the event fan-out.
+ * so a restarted database does not silently stop the event fan-out. TCP keep-alive makes a connection
+ * that died silently (a vanished peer) an error too, instead of a LISTEN that hears nothing.
  */
-async function listenOnPostgres(connectionString: string, channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+async function listenOnPostgres(
+  connectionString: string,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onGap: (listening: boolean) => void = () => {},
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
+  const retryLater = () => {
+    if (!stopped) retry = setTimeout(() => void reconnect(), LISTEN_RETRY_MS);
+  };
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString });
+    const next = new pg.Client({ connectionString, keepAlive: true });
     next.on('notification', (message) => {
       if (message.channel === channel && message.payload !== undefined) onMessage(message.payload);
     });
     next.on('error', () => {
       void next.end().catch(() => {});
-      if (!stopped) retry = setTimeout(() => void connect().catch(() => {}), LISTEN_RETRY_MS);
+      if (client !== next) return;
+      client = undefined;
+      onGap(false);
+      retryLater();
     });
-    await next.connect();
-    await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    try {
+      await next.connect();
+      await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      void next.end().catch(() => {});
+      throw error;
+    }
     client = next;
+  };
+  const reconnect = async (): Promise<void> => {
+    try {
+      await connect();
+      if (stopped) await client?.end().catch(() => {});
+      else onGap(true);
+    } catch {
+      retryLater();
+    }
   };
   await connect();
   return async () => {
@@ -72,6 +102,7 @@ export async function openPGlite(dataDir: string | undefined): Promise<DatabaseH
   return {
     db,
     kind: 'pglite',
+    // In-process: no connection to lose, so no gaps.
     listen: (channel, onMessage) => pglite.listen(channel, onMessage),
     close: async () => {
       await db.destroy();

@@ -41,6 +41,8 @@ export function createApp(context: AppContext): Express {
   app.use(oauthRoutes(context));
   app.use('/mcp', mcpRoutes(context));
   app.use(express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }));
+  // First of the routers: a poll would otherwise walk past every route of the web app before reaching it.
+  app.use('/v1', publicApiRoutes(context));
 
   // The development sign-in exists (and is documented) only while no OIDC_* provider is configured.
   const contributors = devSignInEnabled(context) ? [...openApiContributors, registerDevIdentityPaths] : openApiContributors;
@@ -57,13 +59,12 @@ export function createApp(context: AppContext): Express {
   app.use(webVideosRoutes(context));
   app.use(speechRoutes(context));
   app.use(socialRoutes(context));
-  app.use('/v1', publicApiRoutes(context));
 
   let allowedMethods: ((path: string) => string[] | undefined) | undefined;
   app.use(notFoundHandler((path) => {
     allowedMethods ??= documentedMethods(buildOpenApiDocument(context.config.baseUrl, context.config.siteUrl, contributors));
     return allowedMethods(path);
   }));
-  app.use(errorHandler(context.config.baseUrl));
+  app.use(errorHandler(context.config.baseUrl, context.logger));
   return app;
 }

@@ -2,6 +2,8 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ObjectNotFoundError } from '@petsing/workflows/storage';
 import { z } from 'zod';
 import { AppError, errorCatalog, type ErrorCode } from '../errors/app-error.ts';
+import type { Logger } from '../logging/logger.ts';
+import { logRequestFailure } from './request-logging.ts';
 import type { ErrorResponseBody } from './schemas/common.schemas.ts';
 
 export function errorDocumentationUrl(baseUrl: string, code: string): string {
@@ -54,12 +56,10 @@ export function notFoundHandler(allowedMethods: (path: string) => string[] | und
 type BodyParserError = Error & { type?: string; status?: number; expose?: boolean };
 
 /** The one place where every error becomes JSON in the shared shape. Stack traces never leave the process. */
-export function errorHandler(baseUrl: string): ErrorRequestHandler {
+export function errorHandler(baseUrl: string, logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) {
-      req.log?.error({ err: error }, 'request failed');
-    }
+    if (appError.status >= 500) logRequestFailure(logger, req, res, error);
     if (res.headersSent) {
       res.destroy();
       return;

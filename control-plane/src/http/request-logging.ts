@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { pinoHttp } from 'pino-http';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logging/logger.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -26,25 +25,39 @@ export function redactUrl(url: string): string {
   return `${path}?${params.toString()}`;
 }
 
-/** Every log line of a request carries its id, which is also returned as X-Request-Id. */
-export function requestLogging(logger: Logger) {
-  return pinoHttp({
-    logger,
-    genReqId: (req: IncomingMessage, res) => {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    serializers: {
-      req: (req: { id: string; method: string; url: string; remoteAddress?: string }) => ({
-        id: req.id,
-        method: req.method,
-        url: redactUrl(req.url),
-        remoteAddress: req.remoteAddress,
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
+/** The id a request is logged under and answered with (X-Request-Id). */
+export function requestIdOf(res: Response): string | undefined {
+  return res.locals.requestId as string | undefined;
+}
+
+const describe = (req: Request, res: Response) => ({ id: requestIdOf(res), method: req.method, url: redactUrl(req.originalUrl), remoteAddress: req.socket.remoteAddress });
+
+/**
+ * One line per request when its response ends (or the client hangs up first), carrying its id, which is
+ * also returned as X-Request-Id and named by every other line logged about the request (logRequestFailure).
+ * Written by hand rather than with pino-http, which builds a child logger for every request: on a poll
+ * that is not free (docs/benchmarks.md, API poll endpoint).
+ */
+export function requestLogging(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    res.locals.requestId = id;
+    const log = () => {
+      res.off('close', log);
+      const aborted = !res.writableFinished;
+      const level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+      const fields = { req: describe(req, res), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
+      logger[level](fields, aborted ? 'request aborted' : 'request completed');
+    };
+    res.on('close', log);
+    next();
+  };
+}
+
+/** Logs an error a request ended in (its response says only internal_error) with the request's id. */
+export function logRequestFailure(logger: Logger, req: Request, res: Response, error: unknown): void {
+  logger.error({ err: error, req: describe(req, res) }, 'request failed');
 }

@@ -14,6 +14,8 @@ export type VideoStatusEvent = {
 };
 
 export const VIDEO_STATUS_CHANNEL = 'video_status';
+/** Announced by a trigger on every update or delete of a video row (payload: its id); see VideoService.get. */
+export const VIDEO_CHANGED_CHANNEL = 'video_changed';
 
 /** The failure code of a video stopped by its owner (POST /v1/videos/{id}/cancel) or by its deadline. */
 export const CANCELED_CODE = 'canceled';

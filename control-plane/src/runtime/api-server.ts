@@ -20,8 +20,9 @@ export async function startApiServer(context: AppContext, port = context.config.
     const user = await context.services.identity.signIn(token).catch(() => undefined);
     return user && { userId: user.id };
   });
-  const { credentials, apiKeys } = context.services;
+  const { credentials, apiKeys, videos } = context.services;
   const unwatchRevocations = await credentials.watchRevocations(context.database.listen);
+  const unfollowVideoChanges = await videos.followChanges(context.database.listen);
   const address = server.address();
   return {
     server,
@@ -35,6 +36,7 @@ export async function startApiServer(context: AppContext, port = context.config.
         server.closeIdleConnections();
       });
       await unwatchRevocations();
+      await unfollowVideoChanges();
       await apiKeys.flushUses();
     },
   };

@@ -21,6 +21,7 @@ import { ImageService } from '../services/image.service.ts';
 import { FaceDetectionClient } from '../temporal/face-detection.ts';
 import { FallbackRateLimitStore, InProcessRateLimitStore, PostgresRateLimitStore, RateLimiter, ratePolicies, RedisRateLimitStore } from '../services/rate-limiter.ts';
 import { CredentialCache } from '../services/credential-cache.ts';
+import { NotifiedCache } from '../services/notified-cache.ts';
 import { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
 import { IdempotencyService } from '../services/idempotency.service.ts';
 import { IdempotencyRepository } from '../repositories/idempotency.repository.ts';
@@ -139,8 +140,9 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images, hostedAudio, {
     assertDecodableImage,
     normalizeAudio: normalizeAudioUpload,
-  });
-  const videoWatch = new VideoWatchService((userId, videoId) => videos.get(userId, videoId), new VideoStatusFeed(database.listen, logger));
+  }, new NotifiedCache(config.env.VIDEO_CACHE_TTL_SECONDS * 1000));
+  // A wait is woken by the status feed, whose notification may come before the cache's: it reads the database.
+  const videoWatch = new VideoWatchService((userId, videoId) => videos.getLatest(userId, videoId), new VideoStatusFeed(database.listen, logger));
   const databaseRateLimits = database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db));
   const rateLimiter = new RateLimiter(
     config.env.REDIS_URL ? new FallbackRateLimitStore(new RedisRateLimitStore(config.env.REDIS_URL), databaseRateLimits, logger) : databaseRateLimits,

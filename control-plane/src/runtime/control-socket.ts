@@ -20,7 +20,7 @@ export async function startControlSocket(context: AppContext): Promise<{ close()
   app.post('/commands/:name', async (req, res) => {
     res.json({ result: await runOperatorCommand(context, req.params.name, req.body) });
   });
-  app.use(errorHandler(context.config.baseUrl));
+  app.use(errorHandler(context.config.baseUrl, context.logger));
 
   await rm(path, { force: true });
   const server: Server = createServer(app);

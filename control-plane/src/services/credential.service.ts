@@ -1,10 +1,8 @@
 import type { ApiCredential, ApiKeyService } from './api-key.service.ts';
-import { CREDENTIAL_REVOKED_CHANNEL, type CredentialCache } from './credential-cache.ts';
+import type { CredentialCache } from './credential-cache.ts';
+import type { Listen } from './notified-cache.ts';
 import type { OAuthService, ProtectedResource } from './oauth.service.ts';
 import { hashSecret } from './secrets.ts';
-
-/** Subscribes to a NOTIFY channel; resolves to an unsubscribe function (DatabaseHandle.listen). */
-export type Listen = (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
 
 /** Resolves a bearer credential presented to /v1 or /mcp: an API key, or an OAuth access token. */
 export class CredentialService {
@@ -37,7 +35,7 @@ export class CredentialService {
 
   /** Forgets credentials revoked by any replica (or by hand in SQL) as the database announces them. */
   watchRevocations(listen: Listen): Promise<() => Promise<void>> {
-    return listen(CREDENTIAL_REVOKED_CHANNEL, (digest) => this.cache.forget([digest]));
+    return this.cache.follow(listen);
   }
 
   /** What a client holding an OAuth token for another resource should do instead. */

@@ -7,14 +7,21 @@ import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { CANCELED_CODE, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
+import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduler } from '../temporal/render-scheduler.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { CREDITS_PER_VIDEO } from './credit.service.ts';
+import { ExpiringCache, type Listen, type NotifiedCache } from './notified-cache.ts';
 import { assertSingable, type HostedAudioService } from './hosted-audio.service.ts';
 import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
+
+/**
+ * The share of DOWNLOAD_URL_TTL_SECONDS for which a signed download link is answered again: every link
+ * handed out stays good for at least the rest (55 of the default 60 minutes).
+ */
+export const LINK_REUSE_SHARE = 1 / 12;
 
 export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
@@ -99,7 +106,15 @@ export class VideoService {
     private readonly images: ImageService,
     private readonly hostedAudio: HostedAudioService,
     private readonly uploads: UploadChecks,
+    private readonly recent: NotifiedCache<Video>,
   ) {}
+
+  private readonly signedLinks = new ExpiringCache<string>();
+
+  /** Forgets videos changed anywhere (any replica, worker or SQL) as the database announces them. */
+  followChanges(listen: Listen): Promise<() => Promise<void>> {
+    return this.recent.follow(listen, VIDEO_CHANGED_CHANNEL, (videoId) => [videoId]);
+  }
 
   /**
    * POST /v1/videos: an API video from a template song or the caller's audio (POST /v1/audio) and a photo,
@@ -166,12 +181,20 @@ export class VideoService {
     return this.createWebVideo(user, sound, photo, options, now);
   }
 
-  /** Expiring download links of a finished video's MP4 and thumbnail; null until it has them. */
+  /**
+   * Expiring download links of a finished video's MP4 and thumbnail; null until it has them. A link signed
+   * in the last LINK_REUSE_SHARE of its lifetime is answered again (presigning costs CPU on every poll).
+   */
   async links(video: Video): Promise<{ videoUrl: string | null; thumbnailUrl: string | null }> {
-    const link = (key: string | null, fileName: string) =>
-      key && video.status === 'completed'
-        ? this.objects.downloadUrl(key, { expiresInSeconds: this.downloadUrlTtlSeconds, fileName })
-        : Promise.resolve(null);
+    const link = async (key: string | null, fileName: string) => {
+      if (!key || video.status !== 'completed') return null;
+      const reuseKey = `${key}\n${fileName}`;
+      const reused = this.signedLinks.get(reuseKey);
+      if (reused) return reused;
+      const url = await this.objects.downloadUrl(key, { expiresInSeconds: this.downloadUrlTtlSeconds, fileName });
+      this.signedLinks.set(reuseKey, url, this.signedLinks.now() + this.downloadUrlTtlSeconds * 1000 * LINK_REUSE_SHARE);
+      return url;
+    };
     const [videoUrl, thumbnailUrl] = await Promise.all([
       link(video.output_key, `petsing-${video.id}.mp4`),
       link(video.thumbnail_key, `petsing-${video.id}.jpg`),
@@ -226,7 +249,21 @@ export class VideoService {
     }
   }
 
-  get(userId: string, videoId: string): Promise<Video | undefined> {
+  /**
+   * The caller's video as this process last read it, unless the database has announced a change since (a
+   * poll costs no query then); a change made elsewhere shows once its notification arrives, milliseconds
+   * after the commit. Waits that must see every change read with `getLatest`.
+   */
+  async get(userId: string, videoId: string): Promise<Video | undefined> {
+    const known = this.recent.get(videoId);
+    if (known) return known.user_id === userId ? known : undefined;
+    const mark = this.recent.mark();
+    const video = await this.getLatest(userId, videoId);
+    if (video) this.recent.put(video.id, video, mark);
+    return video;
+  }
+
+  getLatest(userId: string, videoId: string): Promise<Video | undefined> {
     return this.videos.findOwned(videoId, userId);
   }
 
@@ -255,6 +292,7 @@ export class VideoService {
     try {
       await this.objects.deletePrefix(videoObjectPrefix(videoId));
       await this.videos.delete(videoId);
+      this.recent.forget([videoId]);
       await this.objects.deletePrefix(videoObjectPrefix(videoId));
     } catch (error) {
       throw new AppError('delete_failed', `Video ${videoId} could not be deleted completely.`, { cause: error });
@@ -283,6 +321,8 @@ export class VideoService {
 
   private async stop(videoId: string, reason: string) {
     const result = await this.videos.cancel(videoId, reason);
+    // The caller reads it next, perhaps before the database's notification has arrived.
+    this.recent.forget([videoId]);
     if (result?.video.failure_code === CANCELED_CODE) {
       await this.scheduler.cancel(videoId).catch((error: unknown) => {
         // The video is failed and refunded already; a render that goes on finds it canceled and deletes its output.

@@ -10,6 +10,7 @@ import * as faces from './2026-11-26T08-00-00-faces.ts';
 import * as videoAspect from './2026-11-26T12-00-00-video-aspect.ts';
 import * as webhooks from './2026-11-27T03-00-00-webhooks.ts';
 import * as credentialRevocation from './2026-11-27T02-00-00-credential-revocation.ts';
+import * as videoChanges from './2026-11-27T05-00-00-video-changes.ts';
 import * as apiAudio from './2026-11-27T04-00-00-api-audio.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T03-00-00-webhooks': webhooks,
   '2026-11-27T02-00-00-credential-revocation': credentialRevocation,
   '2026-11-27T04-00-00-api-audio': apiAudio,
+  '2026-11-27T05-00-00-video-changes': videoChanges,
 };

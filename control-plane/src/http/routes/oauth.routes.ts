@@ -1,7 +1,9 @@
 import express, { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { AuthorizationPageError, AuthorizationRedirectError, AUDIENCE_RULE, OAuthError } from '../../services/oauth.service.ts';
+import type { Logger } from '../../logging/logger.ts';
 import { requestBodyError } from '../errors.ts';
+import { logRequestFailure } from '../request-logging.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
@@ -61,13 +63,13 @@ export function oauthRoutes(context: AppContext): Router {
     const client = await oauth.register(req.body);
     res.status(201).set('Cache-Control', 'no-store').json(client);
   });
-  router.use('/oauth/register', asOAuthError(MALFORMED_REGISTRATION));
+  router.use('/oauth/register', asOAuthError(MALFORMED_REGISTRATION, context.logger));
 
   router.post('/oauth/token', form, json, async (req, res) => {
     const tokens = await oauth.token(req.body);
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(tokens);
   });
-  router.use('/oauth/token', asOAuthError(MALFORMED_TOKEN_REQUEST));
+  router.use('/oauth/token', asOAuthError(MALFORMED_TOKEN_REQUEST, context.logger));
 
   // The authorization page reads the request it was opened with (no credential: it shows a registered client's
   // public name, and lets the page refuse a bad request before asking anyone to sign in)...
@@ -100,8 +102,8 @@ export function oauthRoutes(context: AppContext): Router {
  * error shape: a body their parser refused (malformed JSON 400, too large 413, unsupported charset or encoding
  * 415) as `malformed`, the endpoint's code for a request it cannot read, and anything unexpected as server_error.
  */
-function asOAuthError(malformed: string): ErrorRequestHandler {
-  return (error: unknown, req, _res, next) => {
+function asOAuthError(malformed: string, logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
     if (error instanceof OAuthError) {
       next(error);
       return;
@@ -111,7 +113,7 @@ function asOAuthError(malformed: string): ErrorRequestHandler {
       next(new OAuthError(malformed, bodyError.message, bodyError.status));
       return;
     }
-    req.log?.error({ err: error }, 'request failed');
+    logRequestFailure(logger, req, res, error);
     next(new OAuthError('server_error', 'The authorization server could not handle the request; retry later.', 500));
   };
 }
