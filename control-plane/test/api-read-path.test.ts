@@ -12,6 +12,7 @@ import { ACCESS_TOKEN_PREFIX } from '../src/services/oauth.service.ts';
 import { hashSecret, randomToken } from '../src/services/secrets.ts';
 import { json } from '../../test/support/http.ts';
 import { captureLines } from '../../test/support/log-capture.ts';
+import { awayFromWindowEdge } from '../../test/support/accounts.ts';
 import { freePort, startProcess, stopProcess, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
@@ -266,10 +267,4 @@ function canConnect(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Fixed windows reset on the minute: a test counting to the limit must not straddle the boundary. */
-async function awayFromWindowEdge(): Promise<void> {
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoWindow + 200));
 }

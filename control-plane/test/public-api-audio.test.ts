@@ -9,7 +9,7 @@ import { classifyAddress } from '../src/media/address-policy.ts';
 import { probeMedia } from '../src/media/ffmpeg.ts';
 import { createUserUrlFetcher, systemResolver } from '../src/media/safe-fetch.ts';
 import { VideoUnavailableError, type VideoPageResolver } from '../src/media/social/video-page-resolver.ts';
-import { createTestAccount } from '../../test/support/accounts.ts';
+import { awayFromWindowEdge, createTestAccount } from '../../test/support/accounts.ts';
 import type { Json } from '../../test/support/http.ts';
 import { FIXTURE_HOST, startImageHost } from '../../test/support/image-host.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
@@ -252,6 +252,7 @@ describe('/v1 audio', () => {
     const anonymous = await send('getApiAccount', 'GET', '/v1/me', undefined);
     expect(anonymous.body.error).toMatchObject({ code: 'unauthorized', retryable: false });
 
+    await awayFromWindowEdge();
     const responses = await Promise.all(Array.from({ length: 61 }, () => send('getApiCredits', 'GET', '/v1/credits', broke.readOnly)));
     const limited = responses.find((response) => response.status === 429)!;
     expect(limited).toBeDefined();

@@ -5,7 +5,7 @@ import { json, type Json } from '../../test/support/http.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
-import { createTestAccount } from '../../test/support/accounts.ts';
+import { awayFromWindowEdge, createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 
 
@@ -189,6 +189,7 @@ describe('/v1 videos', () => {
 
   it('sends RateLimit headers on every response and 429 with Retry-After past the limit', async () => {
     const account = await newAccount('burst@example.com', 0);
+    await awayFromWindowEdge();
     const first = await call('getApiAccount', 'GET', '/v1/me', account.readOnly);
     expect(first.response.headers.get('ratelimit-policy')).toBe('"read";q=60;w=60');
     expect(first.response.headers.get('ratelimit')).toMatch(/^"read";r=59;t=\d+$/);

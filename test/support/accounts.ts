@@ -21,3 +21,9 @@ export async function signInWebUser(service: Pick<TestService, 'baseUrl' | 'env'
   if (response.status !== 200) throw new Error(`Signing in ${email} answered ${response.status}: ${await response.text()}`);
   return { token, id: ((await response.json()) as { id: string }).id };
 }
+
+/** Fixed rate-limit windows reset on the minute: a test counting to a limit must not straddle the boundary. */
+export async function awayFromWindowEdge(): Promise<void> {
+  const intoWindow = Date.now() % 60_000;
+  if (intoWindow > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoWindow + 200));
+}
