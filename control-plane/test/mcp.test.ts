@@ -101,7 +101,7 @@ describe('MCP endpoint', () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
       [
-        'check_photo', 'create_video', 'delete_video', 'extract_soundtrack', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos',
+        'cancel_video', 'check_photo', 'create_video', 'delete_video', 'extract_soundtrack', 'get_account', 'get_credits', 'get_video', 'list_templates', 'list_videos',
         'list_voices', 'make_speech', 'wait_for_video',
       ],
     );
@@ -119,6 +119,7 @@ describe('MCP endpoint', () => {
     expect(byName.check_photo!.inputSchema.required).toEqual(['image_url']);
     expect(byName.create_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(byName.delete_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.cancel_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 
   it('creates a video, waits for the real render with progress, and serves every tool from the /v1 services', async () => {
@@ -181,15 +182,30 @@ describe('MCP endpoint', () => {
     expect(errorOf(await call(readWrite, 'create_video', { ...request, image_url: 'https://10.0.0.1/pet.png' })).code).toBe('image_url_refused');
     expect(errorOf(await call(readWrite, 'get_video', { video_id: crypto.randomUUID() })).code).toBe('not_found');
     expect(errorOf(await call(readWrite, 'delete_video', { video_id: crypto.randomUUID() })).code).toBe('not_found');
+    expect(errorOf(await call(readWrite, 'cancel_video', { video_id: crypto.randomUUID() })).code).toBe('not_found');
     // Arguments outside the tool's schema are refused before it runs, as /v1 refuses a body.
     expect(errorOf(await call(readWrite, 'list_videos', { limit: 1000 })).code).toBe('invalid_request');
 
     const readOnly = await connect({ token: broke.readOnly });
     expect(errorOf(await call(readOnly, 'create_video', request))).toMatchObject({ code: 'forbidden', status: 403 });
     expect(errorOf(await call(readOnly, 'delete_video', { video_id: crypto.randomUUID() })).code).toBe('forbidden');
+    expect(errorOf(await call(readOnly, 'cancel_video', { video_id: crypto.randomUUID() })).code).toBe('forbidden');
     expect((await call(readOnly, 'get_credits')).isError).toBeFalsy();
 
     expect(errorOf(await call(readOnly, 'mint_credits')).code).toBe('unknown_tool');
+  });
+
+  it('cancels a rendering video with cancel_video, as POST /v1/videos/{id}/cancel does: failed with code canceled, the credit refunded', async () => {
+    const owner = await newAccount('canceler@example.com', 1);
+    const client = await connect({ token: owner.readWrite });
+    const created = await call(client, 'create_video', { template_id: '1', image_url: imageHost.url('/pet.png') });
+    const id = (created.structuredContent as { id: string }).id;
+    const canceled = (await call(client, 'cancel_video', { video_id: id })).structuredContent;
+    expect(canceled).toMatchObject({ id, status: 'failed', error: { code: 'canceled' } });
+    expect((await call(client, 'get_credits')).structuredContent).toMatchObject({ balance: 1, recent: [{ delta: 1, reason: 'refund' }, { delta: -1, reason: 'video_create' }, { delta: 1, reason: 'grant' }] });
+    // Again: answered as it is, refunded once.
+    expect((await call(client, 'cancel_video', { video_id: id })).structuredContent).toMatchObject({ id, status: 'failed', error: { code: 'canceled' } });
+    expect((await call(client, 'get_credits')).structuredContent).toMatchObject({ balance: 1 });
   });
 
   it('makes speech in a listed voice and sings it with create_video audio_id; exactly one of template_id and audio_id', async () => {
@@ -254,7 +270,7 @@ describe('MCP endpoint', () => {
 
     const plain = await post({ ...auth, accept: 'application/json' });
     expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await json(plain)).result.tools).toHaveLength(12);
+    expect((await json(plain)).result.tools).toHaveLength(13);
     const sse = await post({ ...auth, accept: 'application/json, text/event-stream' });
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(await sse.text()).toMatch(/^event: message\ndata: \{"result":\{"tools"/m);

@@ -19,7 +19,7 @@ const videoId = z.uuid();
  */
 export function apiRepresentations(context: AppContext) {
   const { baseUrl } = context.config;
-  const { videos, credits, templates, speech, soundtracks } = context.services;
+  const { videos, credits, templates, speech, soundtracks, webhooks } = context.services;
 
   const video = async (record: Video) => {
     const { videoUrl, thumbnailUrl } = await videos.links(record);
@@ -46,6 +46,17 @@ export function apiRepresentations(context: AppContext) {
       const record = videoId.safeParse(id).success ? await videos.get(userId, id) : undefined;
       if (!record) throw notFound(`Video ${id}`);
       return record;
+    },
+
+    /**
+     * POST /v1/videos/{id}/cancel and the cancel_video tool: the video failed with code canceled, refunded, and
+     * video.failed emitted here, where it fails (nothing is sent twice for a video that had failed already).
+     */
+    cancelVideo: async (userId: string, id: string) => {
+      if (!videoId.safeParse(id).success) throw notFound(`Video ${id}`);
+      const canceled = await videos.cancel(userId, id);
+      await webhooks.emitVideoEvent(canceled.id, 'video.failed', video);
+      return video(canceled);
     },
 
     videoList: async (userId: string, limit: number) => ({

@@ -35,7 +35,7 @@ const WAIT_POLL_MS = 1_000;
 const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 
 /** Tools that spend credits or destroy data: they need videos:write and count against the write rate. */
-export const WRITE_TOOLS = new Set(['create_video', 'delete_video', 'check_photo', 'make_speech', 'extract_soundtrack']);
+export const WRITE_TOOLS = new Set(['create_video', 'cancel_video', 'delete_video', 'check_photo', 'make_speech', 'extract_soundtrack']);
 
 // Schemas are passed as raw shapes (.shape): the /v1 schemas' registered ids would turn each root into a $ref,
 // and MCP requires type object there.
@@ -240,6 +240,24 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     ({ limit }) => run('videos:read', () => represent.videoList(userId, limit)),
+  );
+
+  tool(
+    'cancel_video',
+    {
+      title: 'Cancel a video',
+      description:
+        'Stops a video that is still rendering: it ends failed with error code canceled and the credit it cost is refunded. ' +
+        'A failed video is answered as it is; a completed one cannot be canceled (video_already_completed). Ask the user before calling this.',
+      inputSchema: videoIdInput,
+      outputSchema: ApiVideo.shape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ video_id }) =>
+      run('videos:write', async () => {
+        await countWrite();
+        return represent.cancelVideo(userId, video_id);
+      }),
   );
 
   tool(

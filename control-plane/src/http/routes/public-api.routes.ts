@@ -116,12 +116,7 @@ export function publicApiRoutes(context: AppContext): Router {
   });
 
   router.post('/videos/:id/cancel', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
-    const video = await represent.ownedVideo(userId, String(req.params.id));
-    const canceled = await videos.cancel(userId, video.id);
-    // Emitted here, where the video fails; nothing is sent twice for a video that had failed already.
-    await webhooks.emitVideoEvent(canceled.id, 'video.failed', represent.video);
-    res.json(await represent.video(canceled));
+    res.json(await represent.cancelVideo(credentialOf(res).userId, String(req.params.id)));
   });
 
   router.use(webhookRoutes(context));
