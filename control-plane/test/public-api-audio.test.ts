@@ -222,6 +222,27 @@ describe('/v1 audio', () => {
     expect((await createVideo(stranger.readWrite, { audio_id: theirs })).status).toBe(202);
   });
 
+  it('sweeps expired audio, row, object and link, while a video made from it keeps its own copy', async () => {
+    const account = await createTestAccount(service.context, 'audio-sweep@example.com', 1);
+    const uploaded = (await upload(account.readWrite, 'tone.mp3')).body as { id: string; expires_at: string };
+    const row = () => service.context.database.db.selectFrom('hosted_audio').selectAll().where('id', '=', uploaded.id).executeTakeFirst();
+    const key = (await row())!.object_key;
+    const created = await createVideo(account.readWrite, { audio_id: uploaded.id });
+    expect(created.status).toBe(202);
+    const videoAudioKey = (await service.context.database.db.selectFrom('videos').select('audio_key').where('id', '=', created.body.id).executeTakeFirstOrThrow()).audio_key!;
+    const link = `${service.baseUrl}/media/audio/${uploaded.id}.mp3`;
+    expect((await fetch(link)).status).toBe(200);
+
+    const expiresAt = new Date(uploaded.expires_at).getTime();
+    await service.context.services.hostedAudio.sweepExpired(new Date(expiresAt - 60_000));
+    expect(await row()).toBeDefined();
+    expect(await service.context.services.hostedAudio.sweepExpired(new Date(expiresAt + 1000))).toBeGreaterThanOrEqual(1);
+    expect(await row()).toBeUndefined();
+    expect(await service.context.objectStore.exists(key)).toBe(false);
+    expect((await fetch(link)).status).toBe(404);
+    expect(await service.context.objectStore.exists(videoAudioKey)).toBe(true);
+  });
+
   it('replays an audio create for the same Idempotency-Key without a second charge', async () => {
     const account = await createTestAccount(service.context, 'audio-idem@example.com', 2);
     const audioId = (await upload(account.readWrite, 'tone.mp3')).body.id;

@@ -7,6 +7,7 @@ import { assertDevServerPortsFree, startEmbeddedTemporal } from '../temporal/emb
 import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
+import { startExpiredMediaSweep } from '../services/expired-media-sweep.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { keepDataPrivate } from './private-files.ts';
 
@@ -52,8 +53,9 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       lifecycle.add('control worker', worker.stop);
       const emailDispatch = context.services.emailDispatcher.start();
       lifecycle.add('email dispatcher', emailDispatch.stop);
-      const imageSweep = context.services.images.startSweep();
-      lifecycle.add('expired photo sweep', imageSweep.stop);
+      const { images, hostedAudio } = context.services;
+      const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, logger);
+      lifecycle.add('expired media sweep', mediaSweep.stop);
     }
     if (parts.api || parts.controlWorker) {
       const sweep = context.services.sweeper.start({ uploads: parts.api, objects: parts.controlWorker });

@@ -6,6 +6,7 @@ import type { HostedAudio } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import type { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
+import { removeExpiredMedia } from './expired-media-sweep.ts';
 import type { ReceivedFile, UploadChecks } from './video.service.ts';
 
 export type HostedAudioLink = { id: string; url: string; durationSeconds: number; expiresAt: Date };
@@ -74,6 +75,14 @@ export class HostedAudioService {
 
   async find(id: string): Promise<HostedAudio | undefined> {
     return uuid.safeParse(id).success ? this.repository.findById(id) : undefined;
+  }
+
+  /**
+   * Removes expired audio, its link with it (a video made from it keeps its own copy); returns how many
+   * (startExpiredMediaSweep runs it hourly in the control worker).
+   */
+  sweepExpired(now = new Date()): Promise<number> {
+    return removeExpiredMedia(this.repository, this.objects, now);
   }
 }
 

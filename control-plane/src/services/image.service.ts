@@ -8,13 +8,10 @@ import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import type { ImageRepository } from '../repositories/image.repository.ts';
 import { FaceDetectionUnavailable, PhotoUnreadable, type FaceDetectionClient } from '../temporal/face-detection.ts';
 import { fileUpload, type LocalUpload, type MediaUpload } from './video.service.ts';
-import { repeatEvery, type RepeatingTask } from './repeat-every.ts';
+import { removeExpiredMedia } from './expired-media-sweep.ts';
 
 /** How long a checked photo is kept for creates by image_id (the issue asks for at least 24 h). */
 const IMAGE_RETENTION_MS = 24 * 3600 * 1000;
-/** How often the control worker removes expired photos, and how many per round. */
-const SWEEP_INTERVAL_MS = 3600 * 1000;
-const SWEEP_BATCH = 500;
 /** Told to a caller whose photo could not be checked: a render node usually frees up within this long. */
 const DETECTION_RETRY_AFTER_SECONDS = 30;
 
@@ -79,24 +76,9 @@ export class ImageService {
     }
   }
 
-  /** Removes expired photos (objects first, so a failure leaves the rows for the next round); returns how many. */
-  async sweepExpired(now = new Date()): Promise<number> {
-    const expired = await this.images.listExpired(now, SWEEP_BATCH);
-    for (const image of expired) await this.objects.delete(image.object_key);
-    await this.images.delete(expired.map((image) => image.id));
-    return expired.length;
-  }
-
-  /** Runs sweepExpired every SWEEP_INTERVAL_MS in the control worker until stopped. */
-  startSweep(): RepeatingTask {
-    return repeatEvery(
-      SWEEP_INTERVAL_MS,
-      async () => {
-        const removed = await this.sweepExpired();
-        if (removed > 0) this.logger.info({ removed }, 'removed expired checked photos');
-      },
-      (error) => this.logger.error({ err: error }, 'sweeping expired photos failed'),
-    );
+  /** Removes expired photos; returns how many (startExpiredMediaSweep runs it hourly in the control worker). */
+  sweepExpired(now = new Date()): Promise<number> {
+    return removeExpiredMedia(this.images, this.objects, now);
   }
 
   private async detect(id: string, key: string) {
