@@ -1,5 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { PetsingError, VideoFailedError, WaitTimeoutError } from './errors.ts';
+import { serverSentEvents } from './events.ts';
 import { fileForm, type FileInput, type FileOptions } from './files.ts';
 import { DEFAULT_RETRY_POLICY, retryingFetch, sleep, type RetryPolicy } from './retry.ts';
 import type { components, paths } from './schema.ts';
@@ -51,7 +52,17 @@ export type WaitOptions = RequestOptions & {
   onUpdate?: (video: ApiVideo) => void;
 };
 
+export type VideoEventOptions = RequestOptions & {
+  /** Resume after this event id (a `VideoEvent.eventId` seen before): only newer states come. */
+  lastEventId?: number;
+};
+
+/** One state of a video from its event stream; `eventId` grows with every change of one render. */
+export type VideoEvent = { eventId: number; video: ApiVideo };
+
 const DEFAULT_POLL_INTERVAL_MS = 10_000;
+// What an EventSource waits before reconnecting until the server says otherwise (its `retry` field).
+const DEFAULT_RECONNECT_MS = 3_000;
 const DEFAULT_WAIT_TIMEOUT_MS = 10 * 60_000;
 // RFC 7240 `Prefer: wait=N`: the service holds GET /v1/videos/{id} at most this long.
 const MAX_WAIT_SECONDS = 60;
@@ -233,6 +244,41 @@ export class Petsing {
     } catch (error) {
       if (timeout.aborted && !options.signal?.aborted) throw new WaitTimeoutError(id, video);
       throw error;
+    }
+  }
+
+  /**
+   * The video's states as they change (GET /v1/videos/{id}/events, Server-Sent Events): its current one, then
+   * every change, ending after `completed` or `failed` (or at once when `lastEventId` is already past them). A
+   * stream that drops is resumed with Last-Event-ID after the server's `retry` delay, so no state comes twice;
+   * abort the signal (or leave the loop) to stop. Error answers throw PetsingError.
+   */
+  async *videoEvents(id: string, options: VideoEventOptions = {}): AsyncGenerator<VideoEvent> {
+    let lastEventId = options.lastEventId ?? 0;
+    let reconnectMs = DEFAULT_RECONNECT_MS;
+    for (;;) {
+      const read = await this.api.GET('/v1/videos/{id}/events', {
+        params: { path: { id } },
+        headers: { Accept: 'text/event-stream', ...(lastEventId > 0 ? { 'Last-Event-ID': String(lastEventId) } : {}) },
+        parseAs: 'stream',
+        signal: options.signal,
+      });
+      if (read.response.status === 204) return;
+      const body = answer(read);
+      if (!body) throw new Error('The event stream answered without a body.');
+      try {
+        for await (const event of serverSentEvents(body, (ms) => (reconnectMs = ms))) {
+          if (event.event !== 'video.status') continue;
+          const video = JSON.parse(event.data) as ApiVideo;
+          if (event.id !== undefined && /^\d+$/.test(event.id)) lastEventId = Number(event.id);
+          yield { eventId: lastEventId, video };
+          if (video.status === 'completed' || video.status === 'failed') return;
+        }
+      } catch (error) {
+        // A dropped connection resumes below; an abort or a malformed event does not.
+        if (options.signal?.aborted || error instanceof SyntaxError) throw error;
+      }
+      await sleep(reconnectMs, options.signal);
     }
   }
 }

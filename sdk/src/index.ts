@@ -11,6 +11,8 @@ export type {
   ErrorDetail,
   PetsingOptions,
   RequestOptions,
+  VideoEvent,
+  VideoEventOptions,
   Voice,
   WaitOptions,
   CreatedWebhookEndpoint,

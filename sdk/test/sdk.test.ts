@@ -150,6 +150,50 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
     expect((await petsing.credits()).recent.map((entry) => entry.reason)).toEqual(['refund', 'video_create', 'grant']);
   }, 90_000);
 
+  it('follows a video over Server-Sent Events to completion, resuming a dropped stream with Last-Event-ID', async () => {
+    const account = await createTestAccount(service.context, 'sdk-events@example.com', 1);
+    const lastEventIds: (string | null)[] = [];
+    const { fetch } = recordingFetch((request, response) => {
+      if (!request.url.endsWith('/events')) return response;
+      lastEventIds.push(request.headers.get('last-event-id'));
+      if (lastEventIds.length > 1 || !response.body) return response;
+      // The first stream drops right after its first event.
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let seen = '';
+      const dropping = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          controller.enqueue(value);
+          seen += decoder.decode(value, { stream: true });
+          if (/^data: /m.test(seen) && seen.endsWith('\n\n')) {
+            await reader.cancel();
+            controller.close();
+          }
+        },
+      });
+      return new Response(dropping, { status: response.status, headers: response.headers });
+    });
+    const petsing = client(account.readWrite, { fetch });
+    const created = await petsing.createVideo(fromUrl());
+
+    const events = [];
+    for await (const event of petsing.videoEvents(created.id)) events.push(event);
+    expect(events[0]!.video).toMatchObject({ id: created.id, status: 'processing' });
+    expect(events.at(-1)).toMatchObject({ eventId: 102, video: { id: created.id, status: 'completed', video_url: expect.any(String) } });
+    const ids = events.map((event) => event.eventId);
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    expect(lastEventIds.length).toBeGreaterThanOrEqual(2);
+    expect(lastEventIds[0]).toBeNull();
+    expect(lastEventIds[1]).toBe(String(events[0]!.eventId));
+
+    const after = [];
+    for await (const event of petsing.videoEvents(created.id, { lastEventId: 102 })) after.push(event);
+    expect(after).toEqual([]);
+    await expect(petsing.videoEvents(crypto.randomUUID()).next()).rejects.toMatchObject({ name: 'PetsingError', status: 404, code: 'not_found' });
+  }, 120_000);
+
   it('retries a create whose answer was lost with the same Idempotency-Key: one video, one charge', async () => {
     const account = await createTestAccount(service.context, 'sdk-idem@example.com', 3);
     let lost = false;
