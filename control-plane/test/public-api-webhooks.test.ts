@@ -280,11 +280,25 @@ describe('/v1 webhooks', () => {
     expect(mail[0]).toMatchObject({ user_id: owner.id, to_address: 'hooks@example.com' });
     expect(mail[0]!.text_body).toContain(hook('/hooks/down'));
     expect((await call('redeliverWebhook', 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${first.body.id}/redeliver`, owner.readWrite)).status).toBe(409);
+    expect(mail[0]!.text_body).toContain(`/v1/webhooks/${endpoint.id}/enable`);
+
+    // Its owner turns it on again: attempts reach it, the streak starts afresh, missed deliveries can be redelivered.
+    expect((await call('enableWebhook', 'POST', `/v1/webhooks/${endpoint.id}/enable`, owner.readOnly)).status).toBe(403);
+    const enabled = await call('enableWebhook', 'POST', `/v1/webhooks/${endpoint.id}/enable`, owner.readWrite);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toMatchObject({ id: endpoint.id, disabled_at: null });
+    expect(enabled.body).not.toHaveProperty('secret');
+    const fourth = await call('testWebhook', 'POST', `/v1/webhooks/${endpoint.id}/test`, owner.readWrite);
+    expect(fourth.body.attempts[0]).toMatchObject({ status_code: 503 });
+    expect(receiver.on('/hooks/down')).toHaveLength(3);
+    expect((await call('getWebhook', 'GET', `/v1/webhooks/${endpoint.id}`, owner.readOnly)).body.disabled_at).toBeNull();
+    expect((await call('redeliverWebhook', 'POST', `/v1/webhooks/${endpoint.id}/deliveries/${first.body.id}/redeliver`, owner.readWrite)).status).toBe(202);
+    expect((await call('enableWebhook', 'POST', `/v1/webhooks/${crypto.randomUUID()}/enable`, owner.readWrite)).status).toBe(404);
   });
 
   it('documents every webhook operation, the answers given and the payloads in /openapi.json', async () => {
     const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as Json;
-    for (const path of ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/default-secret', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', '/v1/webhooks/{id}/test']) {
+    for (const path of ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/default-secret', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', '/v1/webhooks/{id}/test', '/v1/webhooks/{id}/enable']) {
       expect(document.paths[path], path).toBeDefined();
     }
     expect(Object.keys(document.webhooks).sort()).toEqual(['video.completed', 'video.failed', 'video.processing', 'webhook.test']);

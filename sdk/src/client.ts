@@ -185,6 +185,11 @@ export class Petsing {
     return answer(await this.api.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } }, body, signal: options.signal }));
   }
 
+  /** Turns an endpoint disabled for failing too long on again (it forgets the failure streak). */
+  async enableWebhook(id: string, options: RequestOptions = {}): Promise<WebhookEndpoint> {
+    return answer(await this.api.POST('/v1/webhooks/{id}/enable', { params: { path: { id } }, signal: options.signal }));
+  }
+
   /** Makes or replaces the account's default secret, which signs deliveries to a video's own `webhook_url`. */
   async rotateDefaultWebhookSecret(options: RequestOptions & { overlapSeconds?: number } = {}): Promise<DefaultWebhookSecret> {
     const body = options.overlapSeconds === undefined ? {} : { overlap_seconds: options.overlapSeconds };

@@ -179,4 +179,15 @@ export class WebhookRepository {
       .returningAll()
       .executeTakeFirst();
   }
+
+  /** Turns the caller's endpoint on again (a no-op for one that is on); undefined for none. */
+  enableEndpoint(userId: string, id: string, now: Date): Promise<WebhookEndpoint | undefined> {
+    return this.db
+      .updateTable('webhook_endpoints')
+      .set({ disabled_at: null, failing_since: null, updated_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
+  }
 }

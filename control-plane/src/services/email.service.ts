@@ -89,7 +89,7 @@ export class EmailService {
       body: [
         `Deliveries to your webhook endpoint ${endpoint.url} (id ${endpoint.id}) have failed for ${failingFor} without a success, so it was disabled and receives no more events.`,
         '',
-        'Check that it answers 2xx within 10 seconds, then register it again with POST /v1/webhooks.',
+        `Check that it answers 2xx within 10 seconds, then turn it on again with POST /v1/webhooks/${endpoint.id}/enable (and redeliver what it missed from its log).`,
         'GET /v1/webhooks/{id}/deliveries shows what it answered to each attempt.',
       ].join('\n'),
     }));

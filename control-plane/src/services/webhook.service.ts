@@ -74,6 +74,18 @@ export class WebhookService {
     if (!(await this.webhooks.deleteEndpoint(userId, id))) throw notFound(`Webhook endpoint ${id}`);
   }
 
+  /**
+   * POST /v1/webhooks/{id}/enable: an endpoint disabled for failing too long (or one that is on) is on again, its
+   * failure streak forgotten; new events reach it, and missed ones can be redelivered from its log.
+   */
+  async enable(userId: string, id: string): Promise<WebhookEndpoint> {
+    // Its address is vetted again first: it may resolve elsewhere by now.
+    await this.vetUrl((await this.get(userId, id)).url);
+    const enabled = await this.webhooks.enableEndpoint(userId, id, new Date());
+    if (!enabled) throw notFound(`Webhook endpoint ${id}`);
+    return enabled;
+  }
+
   /** A new secret, answered once; the previous one keeps signing (a second signature) for `overlapSeconds`. */
   async rotate(userId: string, id: string, overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const secret = newWebhookSecret();
@@ -108,7 +120,7 @@ export class WebhookService {
     const endpoint = await this.get(userId, endpointId);
     const delivery = await this.webhooks.findEndpointDelivery(endpoint.id, deliveryId);
     if (!delivery) throw notFound(`Delivery ${deliveryId}`);
-    if (endpoint.disabled_at) throw new AppError('conflict', 'The endpoint is disabled; register it again to receive deliveries.');
+    if (endpoint.disabled_at) throw new AppError('conflict', 'The endpoint is disabled; turn it on with POST /v1/webhooks/{id}/enable first.');
     if (delivery.state === 'pending') throw new AppError('conflict', 'The delivery is still being attempted; redeliver it once it has succeeded or failed.');
     await this.webhooks.reopenDelivery(delivery.id);
     await this.scheduler.startDelivery({ deliveryId: delivery.id, firstAttempt: delivery.attempts + 1, retryDelaysSeconds: this.settings.retryDelaysSeconds });

@@ -67,6 +67,11 @@ export function webhookRoutes(context: AppContext): Router {
     res.json({ ...endpointRepresentation(endpoint), secret });
   });
 
+  router.post('/webhooks/:id/enable', requireScope('videos:write'), async (req, res) => {
+    const { userId } = credentialOf(res);
+    res.json(endpointRepresentation(await webhooks.enable(userId, (await ownedEndpoint(userId, String(req.params.id))).id)));
+  });
+
   router.get('/webhooks/:id/deliveries', requireScope('videos:read'), async (req, res) => {
     const endpoint = await ownedEndpoint(credentialOf(res).userId, String(req.params.id));
     const { limit } = parseQuery(DeliveryListQuery, req);
@@ -178,6 +183,16 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     security: writeSecurity,
     request: { params: WebhookIdPath, body: jsonBody(RotateSecretRequest, false) },
     responses: { 200: jsonResponse('The endpoint with its new secret.', CreatedWebhookEndpoint), ...errorResponses('invalid_request', 'malformed_json', ...common, 'not_found') },
+  });
+  registry.registerPath({
+    method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', tags, summary: 'Turn a disabled endpoint on again',
+    description:
+      'An endpoint that failed every attempt for WEBHOOK_DISABLE_AFTER_SECONDS (5 days by default) is disabled and its owner emailed. Once it is fixed, this '
+      + 'turns it on again (its address is vetted again) and forgets the failure streak: new events reach it, and what it missed can be redelivered from its '
+      + 'log. Calling it on an endpoint that is on changes nothing.',
+    security: writeSecurity,
+    request: { params: WebhookIdPath },
+    responses: { 200: jsonResponse('The endpoint, on.', WebhookEndpointSchema), ...errorResponses(...common, 'not_found', 'webhook_url_refused') },
   });
   registry.registerPath({
     method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', tags, summary: 'The delivery log of an endpoint',
