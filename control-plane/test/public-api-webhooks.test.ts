@@ -170,6 +170,12 @@ describe('/v1 webhooks', () => {
     const atVideoUrl = receiver.on('/hooks/video');
     expect(atVideoUrl.map((r) => r.event.type)).toEqual(['video.processing', 'video.completed']);
     for (const reception of atVideoUrl) verifyWith(defaultSecret.body.secret, reception);
+    const videoUrlLog = await call('listVideoWebhookDeliveries', 'GET', `/v1/videos/${videoId}/webhook-deliveries`, owner.readOnly);
+    expect(videoUrlLog.status).toBe(200);
+    expect(videoUrlLog.body.data.map((delivery: Json) => [delivery.id, delivery.event_type, delivery.state, delivery.attempts[0]?.status_code]))
+      .toEqual([...atVideoUrl].reverse().map((r) => [r.headers['webhook-id'], r.event.type, 'delivered', 200]));
+    const stranger = await createTestAccount(service.context, 'hooks-stranger@example.com', 0);
+    expect((await call('listVideoWebhookDeliveries', 'GET', `/v1/videos/${videoId}/webhook-deliveries`, stranger.readOnly)).status).toBe(404);
 
     // Emitting again (a retried activity) records and sends nothing new.
     await service.context.services.webhooks.emitVideoEvent(videoId, 'video.completed', async () => ({}));
@@ -298,7 +304,7 @@ describe('/v1 webhooks', () => {
 
   it('documents every webhook operation, the answers given and the payloads in /openapi.json', async () => {
     const document = (await (await fetch(`${service.baseUrl}/openapi.json`)).json()) as Json;
-    for (const path of ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/default-secret', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', '/v1/webhooks/{id}/test', '/v1/webhooks/{id}/enable']) {
+    for (const path of ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/default-secret', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', '/v1/webhooks/{id}/test', '/v1/webhooks/{id}/enable', '/v1/videos/{id}/webhook-deliveries']) {
       expect(document.paths[path], path).toBeDefined();
     }
     expect(Object.keys(document.webhooks).sort()).toEqual(['video.completed', 'video.failed', 'video.processing', 'webhook.test']);

@@ -202,6 +202,12 @@ export class Petsing {
     return answer(await this.api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, signal: options.signal })).data;
   }
 
+  /** The delivery log of a video's own `webhook_url` (given at create), newest first. */
+  async listVideoWebhookDeliveries(videoId: string, options: RequestOptions & { limit?: number } = {}): Promise<WebhookDelivery[]> {
+    const query = options.limit === undefined ? {} : { limit: options.limit };
+    return answer(await this.api.GET('/v1/videos/{id}/webhook-deliveries', { params: { path: { id: videoId }, query }, signal: options.signal })).data;
+  }
+
   async redeliverWebhook(id: string, deliveryId: string, options: RequestOptions = {}): Promise<WebhookDelivery> {
     return answer(await this.api.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', { params: { path: { id, delivery_id: deliveryId } }, signal: options.signal }));
   }

@@ -107,11 +107,10 @@ export class WebhookRepository {
     return this.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('endpoint_id', '=', endpointId).executeTakeFirst();
   }
 
-  async listDeliveries(endpointId: string, limit: number): Promise<{ delivery: WebhookDelivery; attempts: WebhookDeliveryAttempt[] }[]> {
-    const deliveries = await this.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('endpoint_id', '=', endpointId)
+  /** Deliveries to an endpoint, or to a video's own webhook_url (`target`), newest first, with their attempts. */
+  async listDeliveries(of: { endpointId: string } | { videoId: string; target: string }, limit: number): Promise<{ delivery: WebhookDelivery; attempts: WebhookDeliveryAttempt[] }[]> {
+    const all = this.db.selectFrom('webhook_deliveries').selectAll();
+    const deliveries = await ('endpointId' in of ? all.where('endpoint_id', '=', of.endpointId) : all.where('video_id', '=', of.videoId).where('target', '=', of.target))
       .orderBy('created_at', 'desc')
       .orderBy('id')
       .limit(limit)

@@ -112,7 +112,14 @@ export class WebhookService {
   }
 
   deliveries(endpointId: string, limit: number) {
-    return this.webhooks.listDeliveries(endpointId, limit);
+    return this.webhooks.listDeliveries({ endpointId }, limit);
+  }
+
+  /** The deliveries to the caller's video's own webhook_url (the create's), newest first; not_found for another's video. */
+  async videoUrlDeliveries(userId: string, videoId: string, limit: number) {
+    const video = await this.videos.findOwned(videoId, userId);
+    if (!video) throw notFound(`Video ${videoId}`);
+    return this.webhooks.listDeliveries({ videoId: video.id, target: VIDEO_URL_TARGET }, limit);
   }
 
   /** Sends a finished delivery again, same webhook-id and body, with the retry schedule of a new one. */
@@ -140,7 +147,7 @@ export class WebhookService {
       payload: JSON.stringify({ type: TEST_EVENT, timestamp: new Date().toISOString(), data: { endpoint_id: endpoint.id } }),
     });
     await this.attempt(delivery.id, 1, true);
-    const [withAttempts] = (await this.webhooks.listDeliveries(endpoint.id, 50)).filter((entry) => entry.delivery.id === delivery.id);
+    const [withAttempts] = (await this.webhooks.listDeliveries({ endpointId: endpoint.id }, 50)).filter((entry) => entry.delivery.id === delivery.id);
     return withAttempts!;
   }
 

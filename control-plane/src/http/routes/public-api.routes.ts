@@ -25,6 +25,7 @@ import {
   ApiVideoList,
   CreateApiVideoRequest,
   CreatedApiVideo,
+  VideoIdPath,
   VideoListQuery,
 } from '../schemas/public-api.schemas.ts';
 import { parseBody, parseQuery } from '../validation.ts';
@@ -137,7 +138,6 @@ const rateLimitHeaders = z.object({
   RateLimit: z.string().meta({ description: 'Remaining quota and seconds until the window resets (IETF httpapi RateLimit).' }),
   'RateLimit-Policy': z.string().meta({ description: 'The quota policy (IETF httpapi RateLimit-Policy).' }),
 });
-const videoIdPath = z.object({ id: z.string().meta({ description: 'Video id (uuid).', format: 'uuid' }) });
 
 export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
   const common = ['unauthorized', 'rate_limited'] as const;
@@ -252,7 +252,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
       + 'when the time ran out: ask again). Preference-Applied names the wait used. One request counts as one read against the rate limit.',
     security: readSecurity,
     request: {
-      params: videoIdPath,
+      params: VideoIdPath,
       headers: z.object({ Prefer: z.string().optional().meta({ description: `wait=N: answer once the video is terminal, or after N seconds (1-${MAX_WAIT_SECONDS}).`, example: 'wait=30' }) }),
     },
     responses: {
@@ -272,7 +272,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
       + 'at or before that id (an EventSource stops reconnecting on 204). One stream counts as one read against the rate limit.',
     security: readSecurity,
     request: {
-      params: videoIdPath,
+      params: VideoIdPath,
       headers: z.object({ 'Last-Event-ID': z.string().optional().meta({ description: 'The id of the last event received, to resume after it.' }) }),
     },
     responses: {
@@ -299,7 +299,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
       + 'a canceled video never delivers an output). Canceling a video that failed (a canceled one too) answers it as it is, without a '
       + 'second refund; a completed video cannot be canceled (409 video_already_completed).',
     security: writeSecurity,
-    request: { params: videoIdPath },
+    request: { params: VideoIdPath },
     responses: {
       200: jsonResponse('The video, failed with error code canceled (or as it was, if it had failed already).', ApiVideo, rateLimitHeaders),
       ...errorResponses(...common, 'forbidden', 'not_found', 'video_already_completed'),
@@ -308,7 +308,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'delete', path: '/v1/videos/{id}', operationId: 'deleteApiVideo', tags: ['public-api'], summary: 'Delete a video (no refund)',
     security: writeSecurity,
-    request: { params: videoIdPath },
+    request: { params: VideoIdPath },
     responses: { 204: { description: 'Deleted, permanently; the credit is not refunded.' }, ...errorResponses(...common, 'forbidden', 'not_found') },
   });
 }

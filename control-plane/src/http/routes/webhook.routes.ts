@@ -20,6 +20,7 @@ import {
   WebhookEndpointList,
   WebhookIdPath,
 } from '../schemas/webhook.schemas.ts';
+import { VideoIdPath } from '../schemas/public-api.schemas.ts';
 import { parseBody, parseQuery } from '../validation.ts';
 
 const uuid = z.uuid();
@@ -65,6 +66,14 @@ export function webhookRoutes(context: AppContext): Router {
     const { overlap_seconds } = parseBody(RotateSecretRequest, req);
     const { endpoint, secret } = await webhooks.rotate(userId, (await ownedEndpoint(userId, String(req.params.id))).id, overlap_seconds);
     res.json({ ...endpointRepresentation(endpoint), secret });
+  });
+
+  router.get('/videos/:id/webhook-deliveries', requireScope('videos:read'), async (req, res) => {
+    const id = String(req.params.id);
+    if (!uuid.safeParse(id).success) throw notFound(`Video ${id}`);
+    const { limit } = parseQuery(DeliveryListQuery, req);
+    const entries = await webhooks.videoUrlDeliveries(credentialOf(res).userId, id, limit);
+    res.json({ object: 'list', data: entries.map(({ delivery, attempts }) => deliveryRepresentation(delivery, attempts)) });
   });
 
   router.post('/webhooks/:id/enable', requireScope('videos:write'), async (req, res) => {
@@ -183,6 +192,13 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     security: writeSecurity,
     request: { params: WebhookIdPath, body: jsonBody(RotateSecretRequest, false) },
     responses: { 200: jsonResponse('The endpoint with its new secret.', CreatedWebhookEndpoint), ...errorResponses('invalid_request', 'malformed_json', ...common, 'not_found') },
+  });
+  registry.registerPath({
+    method: 'get', path: '/v1/videos/{id}/webhook-deliveries', operationId: 'listVideoWebhookDeliveries', tags, summary: 'The delivery log of a video\'s own webhook_url',
+    description: 'Deliveries to the `webhook_url` given when the video was created (signed with the account\'s default secret), newest first, each with its attempts; an empty list for a video without one.',
+    security: readSecurity,
+    request: { params: VideoIdPath, query: DeliveryListQuery },
+    responses: { 200: jsonResponse('Deliveries, newest first, each with its attempts.', WebhookDeliveryList), ...errorResponses('invalid_request', ...common, 'not_found') },
   });
   registry.registerPath({
     method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', tags, summary: 'Turn a disabled endpoint on again',

@@ -125,6 +125,9 @@ export const CreatedApiVideo = z
   })
   .meta({ id: 'CreatedApiVideo' });
 
+/** The `{id}` of /v1/videos/{id} and the paths below it. */
+export const VideoIdPath = z.object({ id: z.string().meta({ description: 'Video id (uuid).', format: 'uuid' }) });
+
 export const VideoListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1-100, default 25.' }),
 });
