@@ -3,11 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { loadControlPlaneConfig } from '../src/config/env.ts';
 import { openPostgres } from '../src/db/database.ts';
 import { createLogger } from '../src/logging/logger.ts';
 import { startApiServer } from '../src/runtime/api-server.ts';
 import { openAppContext } from '../src/runtime/bootstrap.ts';
+import { VIDEO_STATUS_CHANNEL } from '../src/repositories/video.repository.ts';
 import { ACCESS_TOKEN_PREFIX } from '../src/services/oauth.service.ts';
 import { hashSecret, randomToken } from '../src/services/secrets.ts';
 import { json } from '../../test/support/http.ts';
@@ -187,7 +189,7 @@ describe('the /v1 read path across replicas', () => {
       const answer = await get(replica.baseUrl, key, `/v1/videos/${id}`);
       return answer.status === 200 ? ((await json(answer)) as { status: string; progress: number }) : answer.status;
     };
-    return { id, poll };
+    return { id, poll, key, userId };
   }
 
   /** Changes a video by hand with triggers off (session_replication_role = replica): no NOTIFY reaches anyone. */
@@ -237,6 +239,29 @@ describe('the /v1 read path across replicas', () => {
     expect(await poll(other)).toMatchObject({ progress: 46 });
     await primary.database.db.updateTable('videos').set({ progress: 47 }).where('id', '=', id).execute();
     await waitFor('the change to reach the replica', async () => ((await poll(other)) as { progress: number }).progress === 47, 1_000);
+  });
+
+  it('the status websocket reports what a status notification announces, although the replica\'s video cache has not heard of the change', async () => {
+    const other = await startReplica({ RATE_LIMIT_READS_PER_MINUTE: '1000' });
+    const { id, poll, key, userId } = await newVideo('video-websocket@example.com');
+    expect(await poll(other)).toMatchObject({ progress: 40 });
+    const socket = new WebSocket(`${other.baseUrl.replace(/^http/, 'ws')}/ws`, { headers: { Authorization: `Bearer ${key}` } });
+    const messages: { type: string; id?: string; progress?: number }[] = [];
+    socket.on('message', (data) => messages.push(JSON.parse(String(data))));
+    await waitFor('the socket to be ready', async () => messages.some((message) => message.type === 'ready'), 5_000);
+
+    // The status channel announces a change whose row update fires no trigger (so the cache's channel says nothing).
+    await primary.database.db.connection().execute(async (connection) => {
+      await sql`set session_replication_role = replica`.execute(connection);
+      await connection.updateTable('videos').set({ progress: 60 }).where('id', '=', id).execute();
+      await sql`set session_replication_role = origin`.execute(connection);
+      const event = { videoId: id, userId, status: 'processing', progress: 60, failureCode: null, failureReason: null };
+      await sql`select pg_notify(${VIDEO_STATUS_CHANNEL}, ${JSON.stringify(event)})`.execute(connection);
+    });
+    await waitFor('the status event', async () => messages.some((message) => message.type === 'video.status'), 5_000);
+    socket.close();
+    expect(messages.find((message) => message.type === 'video.status')).toMatchObject({ id, progress: 60 });
+    expect(await poll(other)).toMatchObject({ progress: 40 }); // the poll's cache was not told: only the socket read the database
   });
 
   it('records last_used_at at the first use and batches later uses instead of writing each', async () => {

@@ -209,7 +209,8 @@ describe('/v1 waiting, events, cancel and deadline', () => {
       // A client that hangs up: the wait ends with it (the status feed keeps no watcher).
       const hangUp = new AbortController();
       const abandoned = fetch(`${service.baseUrl}/v1/videos/${id}`, { headers: { Authorization: `Bearer ${owner.readOnly}`, Prefer: 'wait=60' }, signal: hangUp.signal });
-      const watchers = () => (service.context.services.videoWatch as unknown as { feed: { watchers: Set<unknown> } }).feed.watchers.size;
+      // Waits on one video (the status websocket watches every video, for as long as the server runs).
+      const watchers = () => [...(service.context.services.videoWatch as unknown as { feed: { watchers: Set<{ videoId?: string }> } }).feed.watchers].filter((watcher) => watcher.videoId === id).length;
       await waitFor('the wait to start', async () => watchers() === 1, 5_000);
       hangUp.abort();
       await expect(abandoned).rejects.toThrow();

@@ -3,8 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { z } from 'zod';
 import type { Video } from '../db/schema.ts';
-import type { Logger } from '../logging/logger.ts';
-import { VIDEO_STATUS_CHANNEL, type VideoStatusEvent } from '../repositories/video.repository.ts';
+import type { VideoStatusEvent } from '../repositories/video.repository.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import { apiRepresentations, type ApiRepresentations } from './api-representations.ts';
 
@@ -113,27 +112,27 @@ export async function attachStatusWebsocket(
   }, PING_INTERVAL_MS);
 
   const represent = apiRepresentations(context);
-  const deliver = async (payload: string) => {
-    const event = parseEvent(payload, logger);
-    if (!event) return;
+  const deliver = async (event: VideoStatusEvent) => {
     const listeners = [...connections].filter(
       (c) => c.userId === event.userId && (!c.videoIds || c.videoIds.has(event.videoId)),
     );
     if (listeners.length === 0) return;
-    const video = await context.services.videos.get(event.userId, event.videoId);
+    // From the database: this notification may come before the one that updates the replica's video cache.
+    const video = await context.services.videos.getLatest(event.userId, event.videoId);
     if (!video) return;
     const message = await statusMessage(represent, video);
     for (const connection of listeners) send(connection, message);
   };
-  const unlisten = await context.database.listen(VIDEO_STATUS_CHANNEL, (payload) => {
-    deliver(payload).catch((error: unknown) => logger.error({ err: error }, 'could not deliver a status event'));
+  // The process's one LISTEN on the status channel (VideoStatusFeed), shared with waits and event streams.
+  const unwatch = await context.services.videoWatch.watchAll((event) => {
+    deliver(event).catch((error: unknown) => logger.error({ err: error }, 'could not deliver a status event'));
   });
 
   return {
     close: async () => {
       clearInterval(ping);
       server.off('upgrade', onUpgrade);
-      await unlisten();
+      unwatch();
       for (const connection of connections) connection.socket.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => sockets.close(() => resolve()));
     },
@@ -151,15 +150,6 @@ function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return undefined;
-  }
-}
-
-function parseEvent(payload: string, logger: Logger): VideoStatusEvent | undefined {
-  try {
-    return JSON.parse(payload) as VideoStatusEvent;
-  } catch (error) {
-    logger.warn({ err: error }, 'ignoring a malformed status notification');
     return undefined;
   }
 }

@@ -19,7 +19,8 @@ export function videoEventId(video: Pick<Video, 'status' | 'progress'>): number 
   return 1;
 }
 
-type Watcher = { videoId: string; changed(): void; closed(): void };
+/** Whoever waits on one video (`videoId`) or on every video of the process (the status websocket). */
+type Watcher = { videoId?: string; changed(event: VideoStatusEvent): void; closed(): void };
 
 /**
  * One LISTEN on the status channel per process, fanned out to whoever waits on a video (a Prefer: wait read,
@@ -37,12 +38,13 @@ export class VideoStatusFeed {
   ) {}
 
   /**
-   * Calls `changed` on every status notification of the video, and `closed` when the feed shuts down, until
-   * the returned function is called. Resolves once the LISTEN is in place, so a read made after it misses no change.
+   * Calls `changed` on every status notification of the video (of every video without `videoId`), and `closed`
+   * when the feed shuts down, until the returned function is called. Resolves once the LISTEN is in place, so a
+   * read made after it misses no change.
    */
-  async watch(videoId: string, changed: () => void, closed: () => void): Promise<() => void> {
+  async watch(videoId: string | undefined, changed: (event: VideoStatusEvent) => void, closed: () => void): Promise<() => void> {
     if (this.closed) throw new Error('The video status feed is closed.');
-    const watcher: Watcher = { videoId, changed, closed };
+    const watcher: Watcher = { ...(videoId !== undefined ? { videoId } : {}), changed, closed };
     this.watchers.add(watcher);
     try {
       await this.start();
@@ -80,7 +82,7 @@ export class VideoStatusFeed {
       this.logger.warn({ err: error }, 'ignoring a malformed status notification');
       return;
     }
-    for (const watcher of this.watchers) if (watcher.videoId === event.videoId) watcher.changed();
+    for (const watcher of this.watchers) if (watcher.videoId === undefined || watcher.videoId === event.videoId) watcher.changed(event);
   }
 }
 
@@ -141,6 +143,11 @@ export class VideoWatchService {
     for await (const { video } of this.follow(userId, videoId, stop)) latest = video;
     if (latest && isTerminal(latest.status)) return latest;
     return this.read(userId, videoId);
+  }
+
+  /** Calls `changed` with every status notification of any video (the status websocket's fan-out), until unsubscribed. */
+  watchAll(changed: (event: VideoStatusEvent) => void): Promise<() => void> {
+    return this.feed.watch(undefined, changed, () => {});
   }
 
   /** Answers every wait and ends every stream (before the HTTP server waits for its connections to end). */
