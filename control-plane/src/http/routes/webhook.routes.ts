@@ -146,6 +146,7 @@ const SIGNATURE_HEADERS = z.object({
 
 export function registerWebhookPaths(registry: OpenAPIRegistry): void {
   const common = ['unauthorized', 'forbidden', 'rate_limited'] as const;
+  const deliveryLogResponses = { 200: jsonResponse('Deliveries, newest first, each with its attempts.', WebhookDeliveryList), ...errorResponses('invalid_request', ...common, 'not_found') };
   const tags = ['public-api'];
   registry.registerPath({
     method: 'post', path: '/v1/webhooks', operationId: 'createWebhook', tags, summary: 'Register a webhook endpoint',
@@ -198,7 +199,7 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     description: 'Deliveries to the `webhook_url` given when the video was created (signed with the account\'s default secret), newest first, each with its attempts; an empty list for a video without one.',
     security: readSecurity,
     request: { params: VideoIdPath, query: DeliveryListQuery },
-    responses: { 200: jsonResponse('Deliveries, newest first, each with its attempts.', WebhookDeliveryList), ...errorResponses('invalid_request', ...common, 'not_found') },
+    responses: deliveryLogResponses,
   });
   registry.registerPath({
     method: 'post', path: '/v1/webhooks/{id}/enable', operationId: 'enableWebhook', tags, summary: 'Turn a disabled endpoint on again',
@@ -214,7 +215,7 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     method: 'get', path: '/v1/webhooks/{id}/deliveries', operationId: 'listWebhookDeliveries', tags, summary: 'The delivery log of an endpoint',
     security: readSecurity,
     request: { params: WebhookIdPath, query: DeliveryListQuery },
-    responses: { 200: jsonResponse('Deliveries, newest first, each with its attempts.', WebhookDeliveryList), ...errorResponses('invalid_request', ...common, 'not_found') },
+    responses: deliveryLogResponses,
   });
   registry.registerPath({
     method: 'post', path: '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', operationId: 'redeliverWebhook', tags, summary: 'Send a delivery again',
