@@ -182,8 +182,8 @@ export class VideoService {
   }
 
   /**
-   * Expiring download links of a finished video's MP4 and thumbnail; null until it has them. A link signed
-   * in the last LINK_REUSE_SHARE of its lifetime is answered again (presigning costs CPU on every poll).
+   * Expiring download links of a finished video's MP4 and thumbnail; null until it has them. A link is answered
+   * again during the first LINK_REUSE_SHARE of its lifetime (presigning costs CPU on every poll).
    */
   async links(video: Video): Promise<{ videoUrl: string | null; thumbnailUrl: string | null }> {
     const link = async (key: string | null, fileName: string) => {
