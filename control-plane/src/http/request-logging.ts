@@ -25,12 +25,8 @@ export function redactUrl(url: string): string {
   return `${path}?${params.toString()}`;
 }
 
-/** The id a request is logged under and answered with (X-Request-Id). */
-export function requestIdOf(res: Response): string | undefined {
-  return res.locals.requestId as string | undefined;
-}
-
-const describe = (req: Request, res: Response) => ({ id: requestIdOf(res), method: req.method, url: redactUrl(req.originalUrl), remoteAddress: req.socket.remoteAddress });
+/** The request as its log lines name it; `id` is the one answered as X-Request-Id. */
+const describe = (req: Request, res: Response) => ({ id: res.locals.requestId as string | undefined, method: req.method, url: redactUrl(req.originalUrl), remoteAddress: req.socket.remoteAddress });
 
 /**
  * One line per request when its response ends (or the client hangs up first), carrying its id, which is
@@ -45,14 +41,12 @@ export function requestLogging(logger: Logger): RequestHandler {
     const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
     res.locals.requestId = id;
-    const log = () => {
-      res.off('close', log);
+    res.once('close', () => {
       const aborted = !res.writableFinished;
       const level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
       const fields = { req: describe(req, res), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
       logger[level](fields, aborted ? 'request aborted' : 'request completed');
-    };
-    res.on('close', log);
+    });
     next();
   };
 }

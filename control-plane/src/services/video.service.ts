@@ -21,7 +21,7 @@ import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } fr
  * The share of DOWNLOAD_URL_TTL_SECONDS for which a signed download link is answered again: every link
  * handed out stays good for at least the rest (55 of the default 60 minutes).
  */
-export const LINK_REUSE_SHARE = 1 / 12;
+const LINK_REUSE_SHARE = 1 / 12;
 
 export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
