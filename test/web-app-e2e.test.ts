@@ -229,7 +229,7 @@ describe('the web app in Chromium', () => {
     // The photo check shows where the mouth was found; the marker is dragged (and nudged with a key) elsewhere.
     const marker = page.getByRole('button', { name: /^Your pet's mouth:/ });
     await marker.waitFor({ timeout: 60_000 });
-    await page.getByTestId('face-check').getByText("We found your pet's mouth").waitFor();
+    await page.getByTestId('face-check').getByText("We found your cat's mouth").waitFor();
     const markerAt = async () => ({ x: Number(await marker.getAttribute('data-x')), y: Number(await marker.getAttribute('data-y')) });
     const found = await markerAt();
     expect(Math.hypot(found.x - PET_MOUTH.x, found.y - PET_MOUTH.y), JSON.stringify({ found, PET_MOUTH })).toBeLessThan(0.12);
@@ -381,7 +381,7 @@ describe('the web app in Chromium', () => {
     await page.getByRole('link', { name: 'New video', exact: true }).click();
     await page.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
     await page.getByText('Your plan includes this video').waitFor();
-    await page.getByTestId('face-check').getByText("We found your pet's mouth").waitFor({ timeout: 60_000 });
+    await page.getByTestId('face-check').getByText("We found your cat's mouth").waitFor({ timeout: 60_000 });
     await page.getByLabel('Record your voice').check();
     await page.getByRole('button', { name: 'Start recording' }).click();
     await page.getByText(/^Recording… 3 s/).waitFor({ timeout: 15_000 });
@@ -454,7 +454,7 @@ describe('the web app in Chromium', () => {
   /** Picks the pet photo on the create page and waits for the photo check's marker. */
   const pickPetPhoto = async (target: Page) => {
     await target.locator('input[type=file][name=image]').setInputFiles(PET_PHOTO);
-    await target.getByTestId('face-check').getByText("We found your pet's mouth").waitFor({ timeout: 60_000 });
+    await target.getByTestId('face-check').getByText("We found your cat's mouth").waitFor({ timeout: 60_000 });
   };
 
   const markerAt = async (target: Page): Promise<FramePoint> => {

@@ -4,21 +4,26 @@ import { join } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { renderSamplePet } from '@petsing/render-node';
-import { renderWorkflowId } from '@petsing/workflows';
+import { loadRenderWorkerEnv, renderSamplePet, startRenderWorker } from '@petsing/render-node';
+import { temporal as temporalProto } from '@temporalio/proto';
+import { renderWorkflowId, type FaceHints } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
+import { toneWav } from '../../test/support/audio.ts';
 import type { Json } from '../../test/support/http.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { waitFor } from '../../test/support/processes.ts';
+import { messageFirstLogger } from '../src/logging/logger.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
-/** A frontal cat from the shared set of real photos, read in place. */
-const CAT_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets', 'cat-01.jpg');
+/** Real photos of the shared development set, read in place: a frontal cat, and groceries in a car boot (no pet). */
+const PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
+const CAT_PHOTO = join(PETS, 'cat-01.jpg');
+const NO_PET_PHOTO = join(PETS, 'other-03.jpg');
 const MOUTH = { mouth: { x: 0.4, y: 0.66 } };
-const HINTS = { mouth: { x: 0.5, y: 0.7 }, nose: { x: 0.5, y: 0.6 }, chin: { x: 0.5, y: 0.8 }, eyes: [{ x: 0.4, y: 0.45 }, { x: 0.6, y: 0.45 }] };
+const HINTS: FaceHints = { mouth: { x: 0.5, y: 0.7 }, nose: { x: 0.5, y: 0.6 }, chin: { x: 0.5, y: 0.8 }, eyes: [{ x: 0.4, y: 0.45 }, { x: 0.6, y: 0.45 }] };
 const DAY_MS = 24 * 3600 * 1000;
 /** Short, so the test of a missing render node does not wait long; a real check of these photos takes about a second. */
 const DETECTION_TIMEOUT_MS = 15_000;
@@ -69,6 +74,8 @@ describe('photo checks and face hints', () => {
 
   beforeAll(async () => {
     photos['cat.jpg'] = { body: await readFile(CAT_PHOTO), type: 'image/jpeg' };
+    photos['groceries.jpg'] = { body: await readFile(NO_PET_PHOTO), type: 'image/jpeg' };
+    photos['cut.jpg'] = { body: photos['cat.jpg'].body.subarray(0, photos['cat.jpg'].body.length / 2), type: 'image/jpeg' };
     photos['grey.png'] = { body: await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } }).png().toBuffer(), type: 'image/png' };
     photos['pet.png'] = { body: await renderSamplePet(256), type: 'image/png' };
     photos['notes.txt'] = { body: Buffer.from('not a photo\n'.repeat(40)), type: 'text/plain' };
@@ -83,9 +90,9 @@ describe('photo checks and face hints', () => {
     service = await startTestService({
       temporal: true,
       controlWorker: true,
-      // Two slots on the one render node: a check must not wait behind a render this file started.
+      // One render slot, the default: photo checks have their own queue and slots and never wait behind a render.
       env: {
-        DEV_ALLOW_LOCAL_URLS: 'true', FACE_DETECTION_TIMEOUT_MS: String(DETECTION_TIMEOUT_MS), RENDER_OUTPUT_SIZE: '192', RENDER_CONCURRENCY: '2',
+        DEV_ALLOW_LOCAL_URLS: 'true', FACE_DETECTION_TIMEOUT_MS: String(DETECTION_TIMEOUT_MS), RENDER_OUTPUT_SIZE: '192',
         RATE_LIMIT_WRITES_PER_MINUTE: '100',
       },
     });
@@ -117,6 +124,9 @@ describe('photo checks and face hints', () => {
           mouth_corners: expect.toBeOneOf([null, [point, point]]),
           chin: point,
           head: { left: expect.any(Number), top: expect.any(Number), width: expect.any(Number), height: expect.any(Number) },
+          species: 'cat',
+          view: expect.toBeOneOf(['frontal', 'three-quarter', 'profile']),
+          mouth_open: expect.any(Boolean),
         },
         expires_at: expect.any(String),
       });
@@ -140,6 +150,9 @@ describe('photo checks and face hints', () => {
       expect(status, JSON.stringify(body)).toBe(201);
       expect(body).toMatchObject({ width: 640, height: 480, face: null });
       expect(await imageRow(body.id)).toMatchObject({ object_key: `images/${body.id}.png`, face: null });
+      // A real photo with no pet in it (groceries in a car boot) is no face either.
+      const groceries = await call('checkApiImage', 'POST', '/v1/images', owner.readWrite, photoForm('groceries.jpg'));
+      expect([groceries.status, groceries.body.face]).toEqual([201, null]);
     });
 
     it('refuses what it cannot check with 400 and stable codes, keeping nothing', async () => {
@@ -151,6 +164,8 @@ describe('photo checks and face hints', () => {
         ['missing file', { image_url: `${photoBase}/missing.jpg` }, 'image_url_unreachable'],
         ['text file', { image_url: `${photoBase}/notes.txt` }, 'image_url_unsupported_type'],
         ['text upload', photoForm('notes.txt'), 'unsupported_image_format'],
+        // The header reads; the render node's decoding of every pixel finds the photo cut off.
+        ['truncated upload', photoForm('cut.jpg'), 'unsupported_image_format'],
         ['form without a file', fieldsForm({ note: 'x' }), 'invalid_request'],
       ];
       for (const [what, body, code] of cases) {
@@ -200,6 +215,21 @@ describe('photo checks and face hints', () => {
       expect(body.error.hint).toContain('face.mouth');
       expect(await balance(owner.id)).toBe(2);
       expect(await videoCount(owner.id)).toBe(0);
+    });
+
+    it('refuses a photo URL with no pet as face_not_found before any charge, naming the checked photo to retry with', async () => {
+      const owner = await createTestAccount(service.context, 'url-no-pet@example.com', 2);
+      const { status, body } = await call('createApiVideo', 'POST', '/v1/videos', owner.readWrite, { template_id: '1', image_url: `${photoBase}/groceries.jpg` });
+      expect([status, body.error.code], JSON.stringify(body)).toEqual([400, 'face_not_found']);
+      expect(body.error.image_id).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
+      expect(await balance(owner.id)).toBe(2);
+      expect(await videoCount(owner.id)).toBe(0);
+      // The photo was kept for a retry that points at the mouth, which the person may insist on.
+      expect(await imageRow(body.error.image_id)).toMatchObject({ user_id: owner.id, face: null });
+      const pointed = await call('createApiVideo', 'POST', '/v1/videos', owner.readWrite, { template_id: '1', image_id: body.error.image_id, face: MOUTH });
+      expect(pointed.status, JSON.stringify(pointed.body)).toBe(202);
+      expect(await balance(owner.id)).toBe(1);
+      await service.context.services.videos.delete(owner.id, pointed.body.id);
     });
 
     it('answers unknown_image for another account\'s, an expired or an unknown image id', async () => {
@@ -323,6 +353,9 @@ describe('photo checks and face hints', () => {
         expect(await balance(owner.id)).toBe(1);
         await service.context.services.videos.delete(owner.id, id);
 
+        expect(errorCode(await tool(client, 'create_video', { template_id: '1', image_url: `${photoBase}/groceries.jpg` }))).toBe('face_not_found');
+        expect(await balance(owner.id)).toBe(1);
+
         const { tools } = await client.listTools();
         expect(tools.find((entry) => entry.name === 'create_video')!.inputSchema.properties).toHaveProperty('face');
       } finally {
@@ -347,6 +380,38 @@ describe('photo checks and face hints', () => {
     const checked = await expectDocumentedResponses(service.baseUrl, recorded);
     expect([...checked]).toEqual(expect.arrayContaining(['checkApiImage 201', 'checkApiImage 400', 'createApiVideo 202', 'createApiVideo 400', 'checkWebImage 201']));
   });
+
+  it('answers a photo check while the only render slot is taken by a long render', async () => {
+    // A node drawing full-size frames of a 29 s song: the render outlasts the check many times over.
+    await renderNode.stop();
+    const slowNode = await startRenderWorker(loadRenderWorkerEnv({ ...service.env, RENDER_OUTPUT_SIZE: '720' }), messageFirstLogger(service.context.logger));
+    const owner = await createTestAccount(service.context, 'busy-node@example.com', 1);
+    const temporal = await connectTemporalClient(service.context.config.env);
+    try {
+      const created = await service.context.services.videos.create({
+        userId: owner.id, origin: 'api', charge: { kind: 'api_credit' }, watermark: false, face: HINTS,
+        image: { upload: { body: photos['cat.jpg']!.body, contentType: 'image/jpeg', extension: 'jpg' } },
+        audio: { upload: { body: toneWav(29), contentType: 'audio/wav', extension: 'wav' } },
+      });
+      const id = created!.video.id;
+      const rendering = async () => {
+        const { raw } = await temporal.client.workflow.getHandle(renderWorkflowId(id)).describe();
+        return (raw.pendingActivities ?? []).some((activity) => activity.activityType?.name === 'renderLipSync'
+          && activity.state === temporalProto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
+      };
+      await waitFor('the render to be under way', rendering, 180_000);
+      const { status, body } = await checkByUrl(owner.readWrite, 'cat.jpg');
+      expect(status, JSON.stringify(body)).toBe(201);
+      expect(body.face).toMatchObject({ species: 'cat' });
+      // Answered while the render still held the node's only render slot.
+      expect(await rendering()).toBe(true);
+      await service.context.services.videos.delete(owner.id, id);
+    } finally {
+      await temporal.close();
+      await slowNode.stop();
+      renderNode = await service.startRenderWorker();
+    }
+  }, 300_000);
 
   // Last: it stops the only render node.
   it('answers 503 face_detection_unavailable with Retry-After when no render node checks the photo in time, keeping nothing', async () => {

@@ -2,19 +2,13 @@ import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIdentityKeys, mintDevIdToken } from '../src/services/dev-identity.ts';
 import { freeCreditMonth } from '../src/services/user.service.ts';
-import { encodeWav } from '../src/templates/melody-synth.ts';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '../../test/support/fake-stripe.ts';
 import { json } from '../../test/support/http.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { toneWav } from '../../test/support/audio.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_petsing_rerender';
-
-/** A mono 16-bit PCM WAV of a sine tone. */
-function toneWav(seconds: number, sampleRate = 16_000): Buffer {
-  const pcm = Float32Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) => Math.sin((2 * Math.PI * 440 * i) / sampleRate) * 0.37);
-  return encodeWav(pcm, sampleRate);
-}
 
 describe('watermark removal end to end (real workers render the paid re-render)', () => {
   let stripe: FakeStripe;

@@ -17,32 +17,9 @@ import { freePort, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
+import { toneWav } from '../../test/support/audio.ts';
 
 type StreamEvent = { id: number; event: string; data: Json };
-
-/** A mono 16 kHz 16-bit WAV of a warbling tone (its loudness moves, so the mouth does). */
-function toneWav(seconds: number): Buffer {
-  const rate = 16_000;
-  const samples = rate * seconds;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) {
-    const t = i / rate;
-    wav.writeInt16LE(Math.round(12_000 * Math.abs(Math.sin(Math.PI * 2 * t)) * Math.sin(2 * Math.PI * 440 * t)), 44 + i * 2);
-  }
-  return wav;
-}
 
 /**
  * Waiting instead of polling (Prefer: wait, Server-Sent Events), cancel and deadline, through the real HTTP

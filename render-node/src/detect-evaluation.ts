@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { detectInPhoto, faceLength, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+import type { PetSpecies } from '@petsing/workflows';
+import { decodeImage } from './image-decoder.ts';
+import { DetectionFailure, faceLength, scaleFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
-/** One photo's hand-checked landmarks (the format of shared/pets/landmarks.json). */
+/** One photo's hand-checked landmarks (the format of shared/pets/landmarks.json and shared/petfaces/landmarks.json). */
 export interface AnnotatedPhoto {
+  /** A species, 'none' (no supported pet) or, in the training set, 'skip' (a pet whose face could not be annotated). */
   species: string;
   view?: string;
   width: number;
@@ -12,6 +15,7 @@ export interface AnnotatedPhoto {
   nose?: Point;
   mouth?: Point;
   chin?: Point;
+  mouth_open?: boolean;
   notes?: string;
 }
 
@@ -20,12 +24,13 @@ export interface PhotoResult {
   species: string;
   /** Pets: mouth error over the eye-midpoint-to-chin distance; null when no face was found. */
   mouthError: number | null;
-  /** No-pet photos: whether the detector refused them. */
+  /** Whether the detector refused the photo (no pet face). */
   refused: boolean;
   face: PetFace | null;
   reason?: string;
-  /** Decoding plus detection. */
-  ms: number;
+  /** Decoding the photo, then detection alone. */
+  decodeMs: number;
+  detectMs: number;
 }
 
 /** The benchmark's tolerance: the mouth within this many face lengths (eye midpoint to chin). */
@@ -35,22 +40,62 @@ export async function loadAnnotations(dir: string): Promise<Record<string, Annot
   return JSON.parse(await readFile(join(dir, 'landmarks.json'), 'utf8')) as Record<string, AnnotatedPhoto>;
 }
 
-/** Runs the detector on one annotated photo and measures it against the annotation. */
+/** Runs the detector on one annotated photo (`file` relative to `dir`) and measures it against the annotation. */
 export async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector): Promise<PhotoResult> {
-  const started = performance.now();
-  const { face, reason } = await detectInPhoto(join(dir, file), detector);
-  const ms = performance.now() - started;
-  if (annotation.species === 'none' || !annotation.mouth || !annotation.eyes || !annotation.chin) {
-    return { file, species: annotation.species, mouthError: null, refused: face === null, face, reason, ms };
-  }
+  let mark = performance.now();
+  const image = await decodeImage(join(dir, file));
+  const decodeMs = performance.now() - mark;
+  mark = performance.now();
+  const found = await detector.detect(image);
+  const detectMs = performance.now() - mark;
+  const face = found instanceof DetectionFailure ? null : scaleFace(found, image.orientedWidth / image.width);
+  const reason = found instanceof DetectionFailure ? found.reason : undefined;
+  const base = { file, species: annotation.species, refused: face === null, face, decodeMs, detectMs, ...(reason ? { reason } : {}) };
+  if (!annotation.mouth || !annotation.eyes || !annotation.chin) return { ...base, mouthError: null };
   const unit = faceLength({ eyes: annotation.eyes, chin: annotation.chin });
   const mouthError = face ? Math.hypot(face.mouth[0] - annotation.mouth[0], face.mouth[1] - annotation.mouth[1]) / unit : null;
-  return { file, species: annotation.species, mouthError, refused: face === null, face, reason, ms };
+  return { ...base, mouthError };
 }
 
-export async function evaluateDetector(dir: string, detector: FaceDetector): Promise<PhotoResult[]> {
+/** Every photo of an annotated folder (`images/` below it when the annotations name files there), or the named ones. */
+export async function evaluateDetector(dir: string, detector: FaceDetector, files?: string[]): Promise<PhotoResult[]> {
   const annotations = await loadAnnotations(dir);
+  const names = files ?? Object.keys(annotations);
   const results: PhotoResult[] = [];
-  for (const [file, annotation] of Object.entries(annotations)) results.push(await evaluatePhoto(dir, file, annotation, detector));
-  return results;
+  for (const file of names) {
+    const annotation = annotations[file];
+    if (!annotation || annotation.species === 'skip') continue;
+    results.push(await evaluatePhoto(dir, imagePath(dir, file), annotation, detector));
+  }
+  return results.map((r) => ({ ...r, file: r.file.replace(/^images\//, '') }));
+}
+
+/** The training set keeps its photos under images/; the development set beside its landmarks.json. */
+const imagePath = (dir: string, file: string) => (dir.replace(/\/$/, '').endsWith('petfaces') ? `images/${file}` : file);
+
+export interface Figures {
+  pets: number;
+  /** Pets found with the mouth within MOUTH_TOLERANCE. */
+  mouthWithin: number;
+  petsRefused: number;
+  speciesRight: number;
+  noPet: number;
+  noPetRefused: number;
+  medianMouthError: number;
+}
+
+/** The benchmark's figures over a set of results (all of them, or one species'). */
+export function figures(results: PhotoResult[]): Figures {
+  const pets = results.filter((r) => r.species !== 'none');
+  const none = results.filter((r) => r.species === 'none');
+  const errors = pets.map((r) => r.mouthError ?? Infinity).sort((a, b) => a - b);
+  return {
+    pets: pets.length,
+    mouthWithin: pets.filter((r) => r.mouthError !== null && r.mouthError <= MOUTH_TOLERANCE).length,
+    petsRefused: pets.filter((r) => r.refused).length,
+    speciesRight: pets.filter((r) => r.face?.species === (r.species as PetSpecies)).length,
+    noPet: none.length,
+    noPetRefused: none.filter((r) => r.refused).length,
+    medianMouthError: errors[Math.floor(errors.length / 2)] ?? NaN,
+  };
 }

@@ -35,12 +35,12 @@ function undecodable(detail: string, cause?: unknown): RenderError {
   return new RenderError('image_undecodable', `the image cannot be decoded: ${detail}`, UNDECODABLE_HINT, { cause });
 }
 
-async function toWorkingRgb(input: string | Buffer, autoOrient: boolean): Promise<RgbImage> {
+async function toWorkingRgb(input: string | Buffer, autoOrient: boolean, maxSide: number): Promise<RgbImage> {
   // 'truncated' rather than 'warning': phone JPEGs often carry harmless warnings, a cut-off upload must fail.
   let pipeline = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'truncated' });
   if (autoOrient) pipeline = pipeline.rotate();
   const { data, info } = await pipeline
-    .resize({ width: WORKING_MAX_SIDE, height: WORKING_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
     .flatten({ background: FLATTEN_BACKGROUND })
     .toColourspace('srgb')
     .removeAlpha()
@@ -55,7 +55,7 @@ async function toWorkingRgb(input: string | Buffer, autoOrient: boolean): Promis
  * (only AV1/AVIF), so HEIC photos from phones go through heif-convert (Debian libheif-examples,
  * which uses libde265). libheif applies the HEIF rotation boxes itself.
  */
-async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
+async function decodeHeicWithHeifConvert(path: string, maxSide: number): Promise<RgbImage> {
   return withScratchDirectory('petsing-heic', async (dir) => {
     const target = join(dir, 'decoded.png');
     const result = await runProcess('heif-convert', [path, target]).catch((error: NodeJS.ErrnoException) => {
@@ -69,11 +69,16 @@ async function decodeHeicWithHeifConvert(path: string): Promise<RgbImage> {
     });
     const written = (await readdir(dir)).filter((name) => name.endsWith('.png')).sort();
     if (result.code !== 0 || written.length === 0) throw undecodable(`heif-convert failed: ${result.stderr.trim().split('\n').pop() ?? ''}`);
-    return await toWorkingRgb(join(dir, written[0]!), false);
+    return await toWorkingRgb(join(dir, written[0]!), false, maxSide);
   });
 }
 
-export async function decodeImage(path: string): Promise<DecodedImage> {
+/**
+ * Decodes a photo (EXIF orientation applied, transparency flattened) into a working copy of at most
+ * `maxSide` pixels a side: the render's WORKING_MAX_SIDE by default; a photo check asks for less, which
+ * JPEG decodes faster (libvips shrinks while decoding).
+ */
+export async function decodeImage(path: string, maxSide = WORKING_MAX_SIDE): Promise<DecodedImage> {
   let metadata: Metadata;
   try {
     metadata = await sharp(path, { limitInputPixels: false }).metadata();
@@ -92,7 +97,7 @@ export async function decodeImage(path: string): Promise<DecodedImage> {
   }
   const isHevc = format === 'heif' && metadata.compression === 'hevc';
   try {
-    const rgb = isHevc ? await decodeHeicWithHeifConvert(path) : await toWorkingRgb(path, true);
+    const rgb = isHevc ? await decodeHeicWithHeifConvert(path, maxSide) : await toWorkingRgb(path, true, maxSide);
     // Downscaling keeps the aspect ratio, so the decoded image tells whether orientation swapped the sides.
     const swapped = (rgb.width > rgb.height) !== (width > height) && width !== height;
     return {

@@ -6,7 +6,7 @@ export { renderVideo, prepareJob, type RenderVideoOptions, type RenderResult, ty
 export { renderSamplePet } from './sample-pet.ts';
 export { renderTemplatePreview } from './template-preview.ts';
 export { buildLipSyncModel, ensureGeneratedModel, GENERATED_MODEL_VERSION } from './model-generator.ts';
-export { classicalFaceDetector, detectPetFace } from './face-detector.ts';
+export { loadPetFaceModel, bundledPetFaceModel, BUNDLED_FACE_MODEL, type PetFaceModel } from './pet-face-model.ts';
 export { loadOnnxFaceDetector } from './onnx-detector.ts';
 export { applyHints, faceToFractions, DetectionFailure, type FaceDetector, type PetFace } from './pet-face.ts';
 export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';

@@ -5,8 +5,9 @@ import type { Logger } from './logger.ts';
 import { bindModel, checkOutputDims, MEL_BANDS, MEL_WINDOW, type ModelBinding } from './model-contract.ts';
 import { ensureGeneratedModel } from './model-generator.ts';
 import { readOnnxMetadata } from './onnx-metadata.ts';
+import { createSession, type ExecutionProvider } from './onnx-session.ts';
 
-export type ExecutionProvider = 'cpu' | 'cuda';
+export type { ExecutionProvider };
 
 export interface LoadLipSyncModelOptions {
   /** An ONNX file with the Wav2Lip contract; omitted: the bundled generated model. */
@@ -36,47 +37,6 @@ export interface LipSyncModel {
   release(): Promise<void>;
 }
 
-function sessionOptions(provider: ExecutionProvider, threads: number | undefined): ort.InferenceSession.SessionOptions {
-  return {
-    executionProviders: provider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : ['cpu'],
-    graphOptimizationLevel: 'all',
-    // Errors only: shape-merge warnings on odd exports would flood worker logs; contract problems are reported by us.
-    logSeverityLevel: 3,
-    ...(threads ? { intraOpNumThreads: threads } : {}),
-  };
-}
-
-async function createSession(
-  bytes: Uint8Array,
-  options: LoadLipSyncModelOptions,
-): Promise<{ session: ort.InferenceSession; provider: ExecutionProvider }> {
-  if (options.provider === 'cuda') {
-    try {
-      return { session: await ort.InferenceSession.create(bytes, sessionOptions('cuda', options.intraOpThreads)), provider: 'cuda' };
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      if (options.cudaFallback === 'refuse') {
-        options.logger.error('CUDA execution provider unavailable; refusing to start (RENDER_CUDA_FALLBACK=refuse)', { reason });
-        throw new RenderError(
-          'provider_unavailable',
-          `CUDA execution provider could not be loaded: ${reason}`,
-          'Put the CUDA provider of onnxruntime 1.30 (onnxruntime-gpu wheel, CUDA 13 + cuDNN 9) next to libonnxruntime.so.1 (render-node/README.md, "CUDA"), or set RENDER_CUDA_FALLBACK=cpu.',
-          { cause: error },
-        );
-      }
-      options.logger.warn('CUDA execution provider unavailable; falling back to CPU (RENDER_CUDA_FALLBACK=cpu)', { reason });
-    }
-  }
-  try {
-    return { session: await ort.InferenceSession.create(bytes, sessionOptions('cpu', options.intraOpThreads)), provider: 'cpu' };
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new RenderError('model_contract', `onnxruntime could not load the lip-sync model: ${reason}`, 'Check that the file is a valid ONNX model for onnxruntime 1.30.', {
-      cause: error,
-    });
-  }
-}
-
 /** Loads, validates and warms a lip-sync model; call once per process before taking jobs. */
 export async function loadLipSyncModel(options: LoadLipSyncModelOptions): Promise<LipSyncModel> {
   const started = performance.now();
@@ -91,7 +51,7 @@ export async function loadLipSyncModel(options: LoadLipSyncModelOptions): Promis
     });
   }
   const metadata = readOnnxMetadata(bytes);
-  const { session, provider } = await createSession(bytes, options);
+  const { session, provider } = await createSession(bytes, { ...options, label: 'lip-sync model' });
 
   let binding: ModelBinding;
   try {

@@ -1,4 +1,4 @@
-import type { FaceHints, FoundFace } from '@petsing/workflows';
+import type { FaceHints, FaceView, FoundFace, PetSpecies } from '@petsing/workflows';
 import { decodeImage, type RgbImage } from './image-decoder.ts';
 
 export type Point = [number, number];
@@ -29,6 +29,11 @@ export interface PetFace {
   method: string;
   /** Eyes not seen where they are (placed by typical proportions around a given mouth, or carried along by a moved mouth): nothing is drawn on them. */
   eyesEstimated?: boolean;
+  /** What the pet-face model says of the pet (absent from a custom detector). */
+  species?: PetSpecies;
+  view?: FaceView;
+  /** The mouth is already open in the photo. */
+  mouthOpen?: boolean;
 }
 
 /** Why no face was found, for the face_not_found message and the CLI. */
@@ -39,6 +44,13 @@ export class DetectionFailure {
 export interface FaceDetector {
   readonly name: string;
   detect(image: RgbImage): Promise<PetFace | DetectionFailure>;
+  /**
+   * The face around a mouth a person pointed at (pixels of `image`), when the detector can look there:
+   * `near` is the face it found elsewhere in the photo, if any, for the face's size and turn.
+   */
+  detectAround?(image: RgbImage, mouth: Point, near: PetFace | null): Promise<PetFace>;
+  /** Frees the detector's sessions (a process that stops). */
+  release?(): Promise<void>;
 }
 
 /** A photo's face in the photo's own pixels (after EXIF orientation), and the photo's size in them. */
@@ -50,9 +62,15 @@ export interface PhotoFace {
   reason?: string;
 }
 
+/**
+ * A photo check decodes at most this many pixels a side: the detector sees 256 px of the whole photo and a
+ * 192 px crop of the face, so more only costs decoding time (the render decodes its own, larger copy).
+ */
+const CHECK_MAX_SIDE = 1536;
+
 /** Decodes a photo file (EXIF applied, downscaled for work) and finds its face, reported in the photo's own pixels. */
 export async function detectInPhoto(path: string, detector: FaceDetector): Promise<PhotoFace> {
-  const image = await decodeImage(path);
+  const image = await decodeImage(path, CHECK_MAX_SIDE);
   const found = await detector.detect(image);
   const size = { width: image.orientedWidth, height: image.orientedHeight };
   if (found instanceof DetectionFailure) return { ...size, face: null, reason: found.reason };
@@ -88,6 +106,9 @@ export function faceToFractions(face: PetFace, width: number, height: number): F
     mouth_corners: face.mouthCorners ? [point(face.mouthCorners[0]), point(face.mouthCorners[1])] : null,
     chin: point(face.chin),
     head: { left: face.head.left / width, top: face.head.top / height, width: face.head.width / width, height: face.head.height / height },
+    ...(face.species ? { species: face.species } : {}),
+    ...(face.view ? { view: face.view } : {}),
+    ...(face.mouthOpen === undefined ? {} : { mouth_open: face.mouthOpen }),
   };
 }
 
@@ -97,57 +118,73 @@ export function faceLength(face: Pick<PetFace, 'eyes' | 'chin'>): number {
   return Math.hypot((x0 + x1) / 2 - face.chin[0], (y0 + y1) / 2 - face.chin[1]);
 }
 
+/** Room around the landmarks that the head takes (ears, cheeks, the skull above the eyes), in face lengths. */
+const HEAD_PAD = 0.45;
+
+/** The head's box: the landmarks' bounds with HEAD_PAD face lengths around them. */
+export function headAround(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>, length: number): Box {
+  const points = [face.eyes[0], face.eyes[1], face.nose, face.mouth, face.chin];
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const pad = HEAD_PAD * length;
+  const left = Math.min(...xs) - pad;
+  const top = Math.min(...ys) - pad;
+  return { left, top, width: Math.max(...xs) + pad - left, height: Math.max(...ys) + pad - top };
+}
+
 const sub = (a: Point, b: Point): Point => [a[0] - b[0], a[1] - b[1]];
 const add = (a: Point, b: Point): Point => [a[0] + b[0], a[1] + b[1]];
 const times = (a: Point, k: number): Point => [a[0] * k, a[1] * k];
 
-/** How far (in face lengths) a person may move the detected mouth while the detected eyes still count as seen. */
-const SEEN_EYES_MOUTH_SHIFT = 0.1;
-
 /**
- * A face built around the points a person gave (pixels of an image `width` × `height`). Their points
- * are kept exactly; a detected face fills in the rest when it agrees with them (its mouth within one
- * face length of the given one), otherwise the rest is estimated from typical pet proportions around
- * the given mouth, sized like the detected face or, without one, a sixth of the photo's shorter side.
+ * A face built around the points a person gave (pixels of an image `width` × `height`). Their points are
+ * kept exactly. A found face fills in the rest when it agrees with them (its mouth within one face length
+ * of the given one; the pet-face model looks for it around the given mouth): its eyes and nose where the
+ * model saw them, its chin unless the given mouth lies below it, in which case the chin keeps its distance
+ * under the given mouth (a hint that contradicts the model wins). With no such face, the rest is estimated
+ * from typical pet proportions around the given mouth (a sixth of the photo's shorter side long), and no
+ * eyelids are drawn on eyes so placed.
  */
-export function applyHints(detected: PetFace | null, hints: FaceHints, width: number, height: number): PetFace {
+export function applyHints(found: PetFace | null, hints: FaceHints, width: number, height: number): PetFace {
   const px = (p: { x: number; y: number }): Point => [p.x * width, p.y * height];
   const mouth = px(hints.mouth);
-  const agrees = detected !== null && Math.hypot(detected.mouth[0] - mouth[0], detected.mouth[1] - mouth[1]) <= faceLength(detected);
-  const base = agrees ? detected : null;
-  // Proportions of an average frontal pet face, in face lengths (eye midpoint to chin) from the mouth.
+  const agrees = found !== null && Math.hypot(found.mouth[0] - mouth[0], found.mouth[1] - mouth[1]) <= faceLength(found);
+  const base = agrees ? found : null;
   const length = base ? faceLength(base) : hints.chin && hints.eyes
     ? faceLength({ eyes: [px(hints.eyes[0]), px(hints.eyes[1])], chin: px(hints.chin) })
     : Math.min(width, height) / 6;
-  const shift = base ? sub(mouth, base.mouth) : ([0, 0] as Point);
-  const moved = (p: Point): Point => add(p, shift);
   const eyes: [Point, Point] = hints.eyes
     ? [px(hints.eyes[0]), px(hints.eyes[1])]
     : base
-      ? [moved(base.eyes[0]), moved(base.eyes[1])]
+      ? base.eyes
       : [add(mouth, times([-0.45, -0.8], length)), add(mouth, times([0.45, -0.8], length))];
-  const nose = hints.nose ? px(hints.nose) : base ? moved(base.nose) : add(mouth, [0, -0.25 * length]);
-  const chin = hints.chin ? px(hints.chin) : base ? moved(base.chin) : add(mouth, [0, 0.25 * length]);
-  const xs = [eyes[0][0], eyes[1][0], nose[0], mouth[0], chin[0]];
-  const ys = [eyes[0][1], eyes[1][1], nose[1], mouth[1], chin[1]];
-  const pad = 0.45 * length;
-  const left = Math.min(...xs) - pad;
-  const top = Math.min(...ys) - pad;
-  const head = base && !hints.eyes && !hints.chin
-    ? { ...base.head, left: base.head.left + shift[0], top: base.head.top + shift[1] }
-    : { left, top, width: Math.max(...xs) + pad - left, height: Math.max(...ys) + pad - top };
-  const corners = base?.mouthCorners ? ([moved(base.mouthCorners[0]), moved(base.mouthCorners[1])] as [Point, Point]) : null;
-  // Detected eyes carried along by a moved mouth are a guess, not eyes that were seen: no eyelids are drawn on them.
-  const eyesSeen = Boolean(hints.eyes) || (base !== null && Math.hypot(...shift) <= SEEN_EYES_MOUTH_SHIFT * length);
+  const nose = hints.nose ? px(hints.nose) : base ? base.nose : add(mouth, [0, -0.25 * length]);
+  const chin = hints.chin ? px(hints.chin) : base ? chinBelow(base, mouth) : add(mouth, [0, 0.25 * length]);
   return {
     confidence: 1,
     eyes,
     nose,
     mouth,
-    mouthCorners: corners,
+    mouthCorners: base?.mouthCorners ? shiftCorners(base.mouthCorners, sub(mouth, base.mouth)) : null,
     chin,
-    head,
-    method: base ? `${base.method}, moved to the given mouth` : 'given by the person',
-    eyesEstimated: !eyesSeen,
+    head: headAround({ eyes, nose, mouth, chin }, length),
+    method: base ? `${base.method}, with the given mouth` : 'given by the person',
+    eyesEstimated: hints.eyes ? false : base ? Boolean(base.eyesEstimated) : true,
+    ...(base?.species ? { species: base.species } : {}),
+    ...(base?.view ? { view: base.view } : {}),
+    ...(base?.mouthOpen === undefined ? {} : { mouthOpen: base.mouthOpen }),
   };
 }
+
+/** The found chin, unless the given mouth is not above it on the face's axis: then the chin keeps its distance below that mouth. */
+function chinBelow(face: PetFace, mouth: Point): Point {
+  const mid: Point = times(add(face.eyes[0], face.eyes[1]), 0.5);
+  const axis = sub(face.chin, mid);
+  const length = Math.max(1e-6, Math.hypot(...axis));
+  const along = (p: Point) => (sub(p, mid)[0] * axis[0] + sub(p, mid)[1] * axis[1]) / length;
+  // The chin must stay at least a tenth of the face length below the mouth.
+  if (along(face.chin) - along(mouth) >= 0.1 * length) return face.chin;
+  return add(mouth, sub(face.chin, face.mouth));
+}
+
+const shiftCorners = (corners: [Point, Point], shift: Point): [Point, Point] => [add(corners[0], shift), add(corners[1], shift)];

@@ -7,7 +7,7 @@ import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
 import { RenderError } from './errors.ts';
 import { buildFaceInput, cropBoxFor } from './face-crop.ts';
-import { classicalFaceDetector } from './face-detector.ts';
+import { bundledPetFaceModel } from './pet-face-model.ts';
 import { FaceRig, type RigPose } from './face-rig.ts';
 import { defaultRigThreads, RigPool, sharedFrameBuffer } from './rig-pool.ts';
 import { FfmpegEncoder } from './ffmpeg-encoder.ts';
@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from './logger.ts';
 import { copyMelWindow, melSpectrogram } from './mel-features.ts';
 import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
-import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace } from './pet-face.ts';
+import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
 import { keyframedTrack, voiceTrack } from './voice-driver.ts';
 import { createWatermark } from './watermark.ts';
@@ -40,7 +40,7 @@ export interface RenderVideoOptions {
   onProgress?: (percent: number) => void;
   signal?: AbortSignal;
   logger?: Logger;
-  /** Default: the classical detector (README, "Detector"). */
+  /** Default: the bundled pet-face model (README, "Detector"). */
   detector?: FaceDetector;
   /** The person's corrections (fractions of the photo after EXIF orientation); their mouth point is used as given. */
   faceHints?: FaceHints;
@@ -101,13 +101,22 @@ function faceNotFound(reason: string): RenderError {
   );
 }
 
+/** A given mouth this close to the found one (in face lengths) is the same face: the found landmarks stand. */
+const HINT_AGREES = 0.25;
+
 /** The face to animate, in pixels of `image`: the detector's, corrected by the person's hints. */
 async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHints | undefined): Promise<PetFace> {
   // Every landmark given: nothing for a detector to add.
   if (hints?.eyes && hints.nose && hints.chin) return applyHints(null, hints, image.width, image.height);
   const found = await detector.detect(image);
   const detected = found instanceof DetectionFailure ? null : found;
-  if (hints) return applyHints(detected, hints, image.width, image.height);
+  if (hints) {
+    const mouth: Point = [hints.mouth.x * image.width, hints.mouth.y * image.height];
+    // The model looks again around the given mouth unless the face it found already has its mouth there.
+    const near = detected && Math.hypot(detected.mouth[0] - mouth[0], detected.mouth[1] - mouth[1]) <= HINT_AGREES * faceLength(detected);
+    const around = near || !detector.detectAround ? detected : await detector.detectAround(image, mouth, detected);
+    return applyHints(around, hints, image.width, image.height);
+  }
   if (!detected) throw faceNotFound(`${(found as DetectionFailure).reason} (${detector.name} detector)`);
   return detected;
 }
@@ -147,7 +156,7 @@ export async function prepareJob(
   throwIfAborted(options.signal);
 
   mark = performance.now();
-  const found = await locateFace(image, options.detector ?? classicalFaceDetector, options.faceHints);
+  const found = await locateFace(image, options.detector ?? (await bundledPetFaceModel()), options.faceHints);
   // The decoded image may be a downscaled working copy: frame in the photo's own pixels so the 2× rule speaks of the real photo.
   const toSource = image.orientedWidth / image.width;
   const face = mapFace(found, (x, y) => [x * toSource, y * toSource], toSource);

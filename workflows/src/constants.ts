@@ -8,6 +8,11 @@ export const TASK_QUEUES = {
   control: 'petsing-control',
   /** Served only by render nodes (GPU machines): inference and encoding. */
   render: 'petsing-render-gpu',
+  /**
+   * Served by render nodes beside the render queue, with slots of its own: photo checks, which a person
+   * waits for, so they never queue behind a render.
+   */
+  detect: 'petsing-render-detect',
 } as const;
 
 /** One render workflow per video: the id is derived from the video id, so a duplicate start is impossible. */

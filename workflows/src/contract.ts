@@ -55,6 +55,14 @@ export const MouthTrack = z.object({
 });
 export type MouthTrack = z.infer<typeof MouthTrack>;
 
+/** The animals petsing animates, as the pet-face model names them. */
+export const PetSpecies = z.enum(['dog', 'cat', 'bird', 'rabbit', 'hamster', 'guinea_pig']);
+export type PetSpecies = z.infer<typeof PetSpecies>;
+
+/** How the head is turned: both eyes seen, one partly hidden, or one eye only (the other estimated). */
+export const FaceView = z.enum(['frontal', 'three-quarter', 'profile']);
+export type FaceView = z.infer<typeof FaceView>;
+
 /** A point found by a render node, as fractions of the photo; estimated points may lie just outside 0-1. */
 const FoundPoint = z.object({ x: z.number(), y: z.number() });
 
@@ -69,6 +77,11 @@ export const FoundFace = z.object({
   mouth_corners: z.tuple([FoundPoint, FoundPoint]).nullable(),
   chin: FoundPoint,
   head: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }),
+  /** The pet-face model's answers (absent from a custom detector or a face found before they existed). */
+  species: PetSpecies.optional(),
+  view: FaceView.optional(),
+  /** The mouth is already open in the photo (tongue out, panting, an open beak). */
+  mouth_open: z.boolean().optional(),
 });
 export type FoundFace = z.infer<typeof FoundFace>;
 

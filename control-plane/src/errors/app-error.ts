@@ -128,7 +128,7 @@ export const retryableByCode = {
 } as const satisfies Record<ErrorCode, boolean>;
 
 /** Extra fields of one error's ErrorDetail (the 402's balance and cost). */
-export type ErrorDetails = { credit_balance?: number; credits_required?: number };
+export type ErrorDetails = { credit_balance?: number; credits_required?: number; image_id?: string };
 
 export class AppError extends Error {
   readonly status: number;

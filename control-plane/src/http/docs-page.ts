@@ -50,7 +50,8 @@ export function renderErrorDocsPage(): string {
 <p><code>retryable</code> says whether sending the same request again, unchanged, can succeed; it is fixed per code (below). Wait
 <code>retry_after_seconds</code> first when the error has it (429, and 503 where the service knows how long; the same value as the
 <code>Retry-After</code> header). Where retrying does not help, change the request (or the account: buy credits, use another key) first.
-<code>insufficient_credits</code> adds <code>credit_balance</code> (the balance now) and <code>credits_required</code> (what the create costs).</p>
+<code>insufficient_credits</code> adds <code>credit_balance</code> (the balance now) and <code>credits_required</code> (what the create costs);
+<code>face_not_found</code> adds <code>image_id</code> (the checked photo, kept 24 hours: create again with it and <code>face.mouth</code>).</p>
 <dl>${entries}</dl>`,
   );
 }

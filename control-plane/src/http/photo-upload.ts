@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { AppError } from '../errors/app-error.ts';
-import { assertDecodableImage } from '../media/image-upload.ts';
+import { assertImageHeader } from '../media/image-upload.ts';
 import type { LocalUpload } from '../services/video.service.ts';
 import { readMultipart, type MultipartForm, type UploadRule } from './multipart.ts';
 
@@ -14,15 +14,14 @@ export const IMAGE_UPLOAD: UploadRule = {
   refusal: { code: 'unsupported_image_format', formats: 'a PNG, JPEG or WebP image' },
 };
 
-/** The form's `image` file, decoded completely: a truncated or corrupt photo is refused before it costs anything. */
-export async function requiredImage(form: MultipartForm): Promise<LocalUpload> {
+/** The form's `image` file, an image by its header; the check's render node decodes it completely (and refuses a truncated one). */
+function requiredImage(form: MultipartForm): Promise<LocalUpload> {
   const image = form.files.image;
   if (!image) throw new AppError('invalid_request', 'The form needs an "image" file.');
-  await assertDecodableImage(image.path);
-  return image;
+  return assertImageHeader(image.path).then(() => image);
 }
 
-/** POST /v1/images and POST /images: a form with one `image` file, handed to `use` and removed afterwards. */
+/** POST /v1/images and POST /images: a form with one `image` file to check, handed to `use` and removed afterwards. */
 export async function withUploadedPhoto<T>(req: Request, use: (photo: LocalUpload) => Promise<T>): Promise<T> {
   const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: [] });
   try {

@@ -2,16 +2,17 @@ import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/workflows/media';
 import sharp from 'sharp';
 import { AppError } from '../errors/app-error.ts';
 
+const undecodable = (cause: unknown) =>
+  new AppError('unsupported_image_format', 'The image could not be decoded; it may be truncated or corrupt.', {
+    hint: 'Send a complete PNG, JPEG or WebP photo.',
+    cause,
+  });
+
 /**
- * Decodes an uploaded photo once before anything is charged: its leading bytes were sniffed already, but a
- * truncated or corrupt file with a valid header would otherwise be paid for and fail at render time.
+ * Reads an uploaded photo's header: an image of a size the render node accepts. Enough before a photo check,
+ * whose render node decodes every pixel itself (and refuses what it cannot decode).
  */
-export async function assertDecodableImage(path: string): Promise<void> {
-  const undecodable = (cause: unknown) =>
-    new AppError('unsupported_image_format', 'The image could not be decoded; it may be truncated or corrupt.', {
-      hint: 'Send a complete PNG, JPEG or WebP photo.',
-      cause,
-    });
+export async function assertImageHeader(path: string): Promise<void> {
   const { width, height } = await sharp(path).metadata().catch((error: unknown) => {
     throw undecodable(error);
   });
@@ -21,6 +22,14 @@ export async function assertDecodableImage(path: string): Promise<void> {
       hint: 'Send a smaller photo.',
     });
   }
+}
+
+/**
+ * Decodes an uploaded photo once before anything is charged: its leading bytes were sniffed already, but a
+ * truncated or corrupt file with a valid header would otherwise be paid for and fail at render time.
+ */
+export async function assertDecodableImage(path: string): Promise<void> {
+  await assertImageHeader(path);
   // Decoding every pixel is what proves the file is complete.
   await sharp(path, { failOn: 'error', limitInputPixels: MAX_INPUT_PIXELS }).stats().catch((error: unknown) => {
     throw undecodable(error);

@@ -72,7 +72,9 @@ export class ImageService {
   /** A held photo renders only with a face: found by the check, or pointed at by the person. */
   assertRenderable(image: Image, face: FaceHints | undefined): void {
     if (image.face === null && !face) {
-      throw new AppError('face_not_found', `No pet face was found on image ${image.id}, and no face.mouth was given; nothing was charged.`);
+      throw new AppError('face_not_found', `No pet face was found on image ${image.id}, and no face.mouth was given; nothing was charged.`, {
+        details: { image_id: image.id },
+      });
     }
   }
 

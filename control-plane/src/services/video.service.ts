@@ -118,21 +118,16 @@ export class VideoService {
 
   /**
    * POST /v1/videos: an API video from a template song or the caller's audio (POST /v1/audio) and a photo,
-   * paid with one credit. The sound is found first; a photo URL is vetted now (400 before any charge) and
-   * fetched by the render workflow; a checked photo without a face is refused now unless the person points
-   * at the mouth.
+   * paid with one credit. The sound is found first; then the photo: a checked photo or a photo URL without a
+   * pet face is refused before any charge unless the person points at the mouth.
    */
   async createApiVideo(userId: string, input: { sound: ApiVideoSound; photo: ApiVideoPhoto; webhookUrl?: string; deadlineSeconds?: number } & VideoOptions): Promise<CreatedVideo> {
     const sound = 'templateId' in input.sound
       ? { templateId: (await this.findTemplate(input.sound.templateId)).id }
       : { audio: await this.heldAudio(userId, input.sound.audioId) };
-    let image: CreateVideoInput['image'];
-    if ('url' in input.photo) {
-      await this.imageUrls.vet(input.photo.url);
-      image = { url: input.photo.url };
-    } else {
-      image = await this.heldPhoto(userId, input.photo.imageId, input.face);
-    }
+    const image = 'url' in input.photo
+      ? await this.urlPhoto(userId, input.photo.url, input.face)
+      : await this.heldPhoto(userId, input.photo.imageId, input.face);
     const created = await this.create({
       userId,
       origin: 'api',
@@ -395,6 +390,21 @@ export class VideoService {
     const image = await this.images.usable(userId, imageId);
     this.images.assertRenderable(image, face);
     return { key: image.object_key };
+  }
+
+  /**
+   * A photo URL with a mouth hint is vetted now (400 before any charge) and fetched by the render workflow;
+   * without one it is fetched and checked now like POST /v1/images (and kept, so the caller can retry with
+   * its image_id and a hint), since a photo with no pet must never cost a credit.
+   */
+  private async urlPhoto(userId: string, url: string, face: FaceHints | undefined): Promise<CreateVideoInput['image']> {
+    if (face) {
+      await this.imageUrls.vet(url);
+      return { url };
+    }
+    const checked = await this.images.checkUrl(userId, url);
+    this.images.assertRenderable(checked, face);
+    return { key: checked.object_key };
   }
 
   /**

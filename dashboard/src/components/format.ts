@@ -48,3 +48,6 @@ export function failureReason(error: WebVideo['error']): string {
 
 export const PLAN_NAMES: Record<string, string> = { weekly: 'Weekly', annual: 'Annual' };
 export const INTERVAL_WORDS: Record<string, string> = { week: 'per week', year: 'per year', month: 'per month' };
+
+/** The pet as the photo check named it, in words ("guinea pig"); "pet" when it did not say. */
+export const petName = (species: string | undefined) => (species ? species.replace('_', ' ') : 'pet');

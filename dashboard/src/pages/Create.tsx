@@ -2,7 +2,7 @@ import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, ApiProblem, call, type Aspect, type CheckedImage } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
-import { ASPECTS, formatDate, INTERVAL_WORDS, PLAN_NAMES } from '../components/format.ts';
+import { ASPECTS, formatDate, INTERVAL_WORDS, petName, PLAN_NAMES } from '../components/format.ts';
 import { LinkSource } from '../components/LinkSource.tsx';
 import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
@@ -130,13 +130,10 @@ export function Create() {
     try {
       const form = new FormData();
       if (checked) {
-        // The checked photo by id; the face only when the person moved the marker or none was found.
+        // The checked photo by id; the mouth only when the person moved the marker or none was found (the
+        // render node finds the eyes and chin around it).
         form.append('image_id', checked.id);
-        if (mouth && (moved || !checked.face)) {
-          const found = checked.face;
-          const face = found ? { mouth, nose: found.nose, chin: found.chin, ...(found.eyes.length === 2 ? { eyes: found.eyes } : {}) } : { mouth };
-          form.append('face', JSON.stringify(face));
-        }
+        if (mouth && (moved || !checked.face)) form.append('face', JSON.stringify({ mouth }));
       } else {
         form.append('image', photo);
       }
@@ -193,7 +190,7 @@ export function Create() {
                 {checked.face
                   ? moved
                     ? 'The mouth is where you put the marker.'
-                    : "We found your pet's mouth under the marker. If it is wrong, drag it to the mouth."
+                    : `We found your ${petName(checked.face.species)}'s mouth under the marker. If it is wrong, drag it to the mouth.`
                   : 'No pet face was found. Drag the marker to your pet\'s mouth.'}
               </p>
             ) : null}

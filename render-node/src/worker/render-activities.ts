@@ -10,7 +10,6 @@ import { withScratchDirectory } from '@petsing/workflows/tools';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
-import { classicalFaceDetector } from '../face-detector.ts';
 import { detectInPhoto, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
 
@@ -31,8 +30,8 @@ export type RenderActivityDependencies = {
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
   signalProgress(workflowId: string, percent: number): Promise<void>;
-  /** An optional learned face detector (RENDER_DETECTOR_MODEL_PATH); the classical one otherwise. */
-  detector?: FaceDetector;
+  /** The face detector: the bundled pet-face model, or a custom one (RENDER_DETECTOR_MODEL_PATH). Loaded once per process. */
+  detector: FaceDetector;
 };
 
 /**
@@ -73,7 +72,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           fps: deps.fps,
           signal: context.cancellationSignal,
           logger: deps.logger,
-          ...(deps.detector ? { detector: deps.detector } : {}),
+          detector: deps.detector,
           onProgress: (percent) => {
             progress = Math.floor(percent);
             context.heartbeat({ progress });
@@ -109,7 +108,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         try {
           const imagePath = join(directory, 'image');
           await download(deps.objects, input.imageKey, imagePath);
-          const { width, height, face } = await detectInPhoto(imagePath, deps.detector ?? classicalFaceDetector);
+          const { width, height, face } = await detectInPhoto(imagePath, deps.detector);
           return { width, height, face: face ? faceToFractions(face, width, height) : null };
         } catch (error) {
           throw toActivityFailure(error);

@@ -21,6 +21,7 @@ import { createObjectStore, type ObjectStore } from '@petsing/workflows/storage'
 import { renderNodeEnvSchema } from '../config.ts';
 import { loadLipSyncModel } from '../lipsync-model.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
+import { loadPetFaceModel } from '../pet-face-model.ts';
 import type { Logger } from '../logger.ts';
 import { createRenderActivities } from './render-activities.ts';
 
@@ -29,6 +30,8 @@ export const renderWorkerEnvSchema = z.object({
   ...sharedEnvShape,
   ...renderNodeEnvSchema.shape,
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(1),
+  /** Photo checks at once, on their own queue beside the renders (each takes well under a second). */
+  RENDER_DETECT_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
 });
 export type RenderWorkerEnv = z.infer<typeof renderWorkerEnvSchema>;
 
@@ -42,9 +45,9 @@ export function loadRenderWorkerEnv(env: NodeJS.ProcessEnv = process.env): Rende
 export type RunningRenderWorker = { stop(): Promise<void> };
 
 /**
- * Starts a render node: loads and warms up a learned model first when one is configured (so it never
- * takes a job it cannot run),
- * then serves the GPU task queue until stopped.
+ * Starts a render node: loads the pet-face model, and warms up a learned lip-sync model first when one is
+ * configured (so it never takes a job it cannot run), then serves the GPU task queue and the photo-check
+ * queue until stopped.
  */
 export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): Promise<RunningRenderWorker> {
   const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
@@ -59,43 +62,55 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       })
     : undefined;
   logger.info('renderer ready', model ? { renderer: 'model', source: model.source, provider: model.provider, faceSize: model.faceSize } : { renderer: 'face-rig' });
-  const detector = env.RENDER_DETECTOR_MODEL_PATH ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH) : undefined;
+  const detector = env.RENDER_DETECTOR_MODEL_PATH
+    ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH)
+    : await loadPetFaceModel({ provider: env.RENDER_EXECUTION_PROVIDER, cudaFallback: env.RENDER_CUDA_FALLBACK, logger });
 
   const temporal = await connectTemporalClient(env);
   const signalsInFlight = new Set<Promise<void>>();
-  const connection = await connectTemporalWorker(env);
-  const worker = await Worker.create({
-    connection,
+  const activities = createRenderActivities({
+    objects,
+    ...(model ? { model } : {}),
+    width: env.RENDER_OUTPUT_SIZE,
+    ...(env.RENDER_RIG_THREADS === undefined ? {} : { rigThreads: env.RENDER_RIG_THREADS }),
+    fps: env.RENDER_FPS,
+    logger,
+    detector,
+    signalProgress: (workflowId, percent) => {
+      const sent = temporal.client.connection.withDeadline(Date.now() + PROGRESS_SIGNAL_DEADLINE_MS, () =>
+        temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
+      );
+      signalsInFlight.add(sent);
+      return sent.finally(() => signalsInFlight.delete(sent));
+    },
+  });
+  const renderConnection = await connectTemporalWorker(env);
+  const renders = await Worker.create({
+    connection: renderConnection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.render,
     maxConcurrentActivityTaskExecutions: env.RENDER_CONCURRENCY,
     // A cancellation (a deleted or canceled video) reaches a running render only in a heartbeat's answer: the SDK's
     // default throttle (0.8 × the 30 s heartbeat timeout) would keep a node rendering for nobody for up to 24 s.
     maxHeartbeatThrottleInterval: '2 seconds',
-    activities: createRenderActivities({
-      objects,
-      ...(model ? { model } : {}),
-      width: env.RENDER_OUTPUT_SIZE,
-      ...(env.RENDER_RIG_THREADS === undefined ? {} : { rigThreads: env.RENDER_RIG_THREADS }),
-      fps: env.RENDER_FPS,
-      logger,
-      ...(detector ? { detector } : {}),
-      signalProgress: (workflowId, percent) => {
-        const sent = temporal.client.connection.withDeadline(Date.now() + PROGRESS_SIGNAL_DEADLINE_MS, () =>
-          temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
-        );
-        signalsInFlight.add(sent);
-        return sent.finally(() => signalsInFlight.delete(sent));
-      },
-    }),
+    activities: { renderLipSync: activities.renderLipSync },
   });
-  const running = runWorker(worker, connection);
+  const checkConnection = await connectTemporalWorker(env);
+  const checks = await Worker.create({
+    connection: checkConnection,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: TASK_QUEUES.detect,
+    maxConcurrentActivityTaskExecutions: env.RENDER_DETECT_CONCURRENCY,
+    activities: { detectFace: activities.detectFace },
+  });
+  const running = [runWorker(renders, renderConnection), runWorker(checks, checkConnection)];
   return {
     stop: async () => {
-      await running.stop();
+      await Promise.all(running.map((worker) => worker.stop()));
       // The client retries a failed signal from a timer, which throws once the connection is closed.
       await Promise.allSettled(signalsInFlight);
       await temporal.close();
+      await detector.release?.();
     },
   };
 }

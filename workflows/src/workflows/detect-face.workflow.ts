@@ -8,7 +8,7 @@ import type { DetectFaceInput, DetectFaceResult, RenderActivities } from '../con
  * gives up (and terminates the workflow) sooner still; these bound a workflow whose caller is gone.
  */
 const render = proxyActivities<RenderActivities>({
-  taskQueue: TASK_QUEUES.render,
+  taskQueue: TASK_QUEUES.detect,
   scheduleToStartTimeout: '1 minute',
   startToCloseTimeout: '30 seconds',
   retry: {
@@ -18,7 +18,7 @@ const render = proxyActivities<RenderActivities>({
   },
 });
 
-/** Finds the pet's face on a stored photo, where the detector lives: on a render node. */
+/** Finds the pet's face on a stored photo, where the detector lives: on a render node, on its photo-check queue. */
 export async function detectFace(input: DetectFaceInput): Promise<DetectFaceResult> {
   return render.detectFace(input);
 }

@@ -11,6 +11,7 @@ export const ErrorDetail = z
     retry_after_seconds: z.number().int().min(0).optional().meta({ description: 'Seconds to wait before retrying, as in the Retry-After header (429, and 503 where the service knows).' }),
     credit_balance: z.number().int().optional().meta({ description: 'insufficient_credits only: the credit balance now.' }),
     credits_required: z.number().int().optional().meta({ description: 'insufficient_credits only: what the create would cost.' }),
+    image_id: z.uuid().optional().meta({ description: 'face_not_found only: the checked photo, kept 24 hours, to create from again with image_id and face.mouth.' }),
   })
   .meta({ id: 'ErrorDetail' });
 

@@ -1,0 +1,1 @@
+"""Training of petsing's pet-face models (see render-node/models/README.md, the model card)."""
