@@ -107,7 +107,7 @@ async function writeOverlays(target: string, dir: string, rows: PhotoResult[], p
       marks.push(`<rect x="${f.head.left}" y="${f.head.top}" width="${f.head.width}" height="${f.head.height}" fill="none" stroke="#ffcc00" stroke-width="${r / 3}"/>`);
     }
     const font = Math.max(12, Math.round(Math.max(width, height) / 30));
-    marks.push(`<text x="${font / 2}" y="${font * 1.2}" font-size="${font}" font-family="sans-serif" fill="#fff" stroke="#000" stroke-width="${font / 12}">${row.file.slice(0, 40)}: ${label}</text>`);
+    marks.push(`<text x="${font / 2}" y="${font * 1.2}" font-size="${font}" font-family="sans-serif" fill="#fff" stroke="#000" stroke-width="${font / 30}" paint-order="stroke">${row.file.slice(0, 40)}: ${label}</text>`);
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${marks.join('')}</svg>`;
     const photo = await sharp(join(dir, prefix + row.file)).rotate().toBuffer();
     const marked = await sharp(photo).composite([{ input: Buffer.from(svg) }]).png().toBuffer();

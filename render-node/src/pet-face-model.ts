@@ -29,6 +29,11 @@ const MIN_FACE_SCORE = 0.5;
 function petScore(found: Pick<DetectorAnswer, 'petProbability' | 'imagenetPet'>): number {
   return Math.sqrt(found.petProbability * found.imagenetPet);
 }
+/** A turned copy for the detector is made this small first. */
+const DETECTOR_COPY_SIDE = 512;
+/** Face centres the landmark model may try, and how strong a heatmap peak must be (a share of the strongest) to be one. */
+const CANDIDATES = 3;
+const CANDIDATE_SHARE = 0.1;
 /** Face lengths (eye midpoint to chin, as shares of the photo's longer side) tried around a given mouth when no face was found. */
 const AROUND_LENGTHS = [0.05, 0.1, 0.2];
 /** Landmark passes: the second crops around the first pass's points, which corrects a detector's rough frame. */
@@ -188,7 +193,8 @@ interface DetectorAnswer {
   imagenetPet: number;
   /** Species probabilities in PetSpecies order, among pets. */
   species: number[];
-  key: KeyPoints;
+  /** Where faces may be, best first: the strongest peaks of the face-centre heatmap, each read as key points. */
+  candidates: KeyPoints[];
 }
 
 interface LandmarkAnswer {
@@ -275,20 +281,18 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     const imagenet = softmax(output('imagenet'));
     const imagenetPet = detectorMeta.imagenet_pet_classes.reduce((sum, [first, last]) => sum + imagenet.slice(first, last + 1).reduce((a, b) => a + b, 0), 0);
     const cells = side / detectorMeta.stride;
-    let best = 0;
-    for (let i = 1; i < cells * cells; i++) if (centre[i]! > centre[best]!) best = i;
-    const j = Math.floor(best / cells);
-    const i = best % cells;
-    const cell: Point = [(i + 0.5) * detectorMeta.stride, (j + 0.5) * detectorMeta.stride];
     const unit = detectorMeta.offset_unit;
-    const key = [0, 1, 2, 3].map((k): Point => {
-      const x = cell[0] + offsets[2 * k * cells * cells + best]! * unit;
-      const y = cell[1] + offsets[(2 * k + 1) * cells * cells + best]! * unit;
-      return [(x - padLeft) * (image.width / width), (y - padTop) * (image.height / height)];
-    }) as KeyPoints;
+    const candidates = localMaxima(centre, cells).map((best) => {
+      const cell: Point = [((best % cells) + 0.5) * detectorMeta.stride, (Math.floor(best / cells) + 0.5) * detectorMeta.stride];
+      return [0, 1, 2, 3].map((k): Point => {
+        const x = cell[0] + offsets[2 * k * cells * cells + best]! * unit;
+        const y = cell[1] + offsets[(2 * k + 1) * cells * cells + best]! * unit;
+        return [(x - padLeft) * (image.width / width), (y - padTop) * (image.height / height)];
+      }) as KeyPoints;
+    });
     const pets = classes.slice(1);
     const petTotal = pets.reduce((a, b) => a + b, 0);
-    return { petProbability: 1 - classes[0]!, imagenetPet, species: pets.map((p) => p / Math.max(petTotal, 1e-6)), key };
+    return { petProbability: 1 - classes[0]!, imagenetPet, species: pets.map((p) => p / Math.max(petTotal, 1e-6)), candidates };
   }
 
   async function runLandmarks(image: RgbImage, key: KeyPoints): Promise<LandmarkAnswer> {
@@ -318,8 +322,8 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
 
   const keyOf = (p: LandmarkAnswer['points']): KeyPoints => [[(p[0][0] + p[1][0]) / 2, (p[0][1] + p[1][1]) / 2], p[2], p[3], p[4]];
 
-  async function landmarksFrom(image: RgbImage, key: KeyPoints): Promise<LandmarkAnswer> {
-    let answer = await runLandmarks(image, key);
+  /** The landmark model again on the frame of its own answer (LANDMARK_PASSES in all). */
+  async function refine(image: RgbImage, answer: LandmarkAnswer): Promise<LandmarkAnswer> {
     for (let pass = 1; pass < LANDMARK_PASSES; pass++) answer = await runLandmarks(image, keyOf(answer.points));
     return answer;
   }
@@ -346,12 +350,23 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     name,
     provider: detector.provider,
     async detect(image) {
-      const found = await runDetector(image);
+      const located = await runDetector(image);
+      // The strongest centre first; the next only while none looked like a face (a tilted head, two animals).
+      let first: LandmarkAnswer | undefined;
+      for (const key of located.candidates) {
+        const answer = await runLandmarks(image, key);
+        if (!first || answer.faceScore > first.faceScore) first = answer;
+        if (answer.faceScore >= MIN_FACE_SCORE) break;
+      }
+      const answer = await refine(image, first!);
+      // A head turned sideways or upside down: the photo is asked again, turned so the head is upright, as the
+      // detector has seen most pets.
+      const turns = quarterTurns(answer.points);
+      const found = turns === 0 ? located : await runDetector(await turned(image, turns));
       const pet = petScore(found);
       if (pet < MIN_PET_SCORE) {
         return new DetectionFailure(`no supported pet in the photo (pet score ${pet.toFixed(2)})`);
       }
-      const answer = await landmarksFrom(image, found.key);
       if (answer.faceScore < MIN_FACE_SCORE) {
         return new DetectionFailure(`no pet face where the pet was found (face score ${answer.faceScore.toFixed(2)})`);
       }
@@ -372,7 +387,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
         const answer = await runLandmarks(image, [at(-0.75), at(-0.2), mouth, at(0.25)]);
         if (!best || answer.faceScore > best.faceScore) best = answer;
       }
-      const answer = await runLandmarks(image, keyOf(best!.points));
+      const answer = await refine(image, best!);
       const species = near?.species ?? PetSpecies.options[answer.species.indexOf(Math.max(...answer.species))]!;
       return toFace(answer, answer.faceScore, species, `${name} around the given mouth`);
     },
@@ -383,6 +398,49 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
   };
   logger.info('pet-face model ready', { name, provider: detector.provider });
   return model;
+}
+
+/**
+ * Cells of a heatmap that are the largest of their 3 × 3 neighbourhood, strongest first: at most
+ * CANDIDATES, each at least CANDIDATE_SHARE of the strongest (training/petface/pipeline.py's local_maxima).
+ */
+function localMaxima(heat: Float32Array, cells: number): number[] {
+  const peaks: number[] = [];
+  for (let j = 0; j < cells; j++) {
+    for (let i = 0; i < cells; i++) {
+      const value = heat[j * cells + i]!;
+      let top = true;
+      for (let dy = -1; dy <= 1 && top; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const y = j + dy;
+          const x = i + dx;
+          if (y >= 0 && y < cells && x >= 0 && x < cells && heat[y * cells + x]! > value) top = false;
+        }
+      }
+      if (top) peaks.push(j * cells + i);
+    }
+  }
+  peaks.sort((a, b) => heat[b]! - heat[a]!);
+  // The heatmap holds logits; the share is taken of probabilities, as the training side does.
+  const best = sigmoid(heat[peaks[0]!]!);
+  return peaks.slice(0, CANDIDATES).filter((index) => sigmoid(heat[index]!) >= CANDIDATE_SHARE * best);
+}
+
+/** Clockwise quarter turns (0-3) that bring the face's axis (eyes to mouth and chin) nearest to pointing down. */
+function quarterTurns(points: LandmarkAnswer['points']): number {
+  const [left, right, , mouth, chin] = points;
+  const down: Point = [(mouth[0] + chin[0] - left[0] - right[0]) / 2, (mouth[1] + chin[1] - left[1] - right[1]) / 2];
+  return (((Math.round(Math.atan2(down[0], down[1]) / (Math.PI / 2)) % 4) + 4) % 4);
+}
+
+/** The image turned clockwise by `turns` quarter turns, at most DETECTOR_COPY_SIDE a side (the detector sees 256 px). */
+async function turned(image: RgbImage, turns: number): Promise<RgbImage> {
+  const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .resize({ width: DETECTOR_COPY_SIDE, height: DETECTOR_COPY_SIDE, fit: 'inside', withoutEnlargement: true })
+    .rotate(90 * turns)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data };
 }
 
 /** The unit vector from the eyes' midpoint towards the chin. */

@@ -118,23 +118,39 @@ export function faceLength(face: Pick<PetFace, 'eyes' | 'chin'>): number {
   return Math.hypot((x0 + x1) / 2 - face.chin[0], (y0 + y1) / 2 - face.chin[1]);
 }
 
-/** Room around the landmarks that the head takes (ears, cheeks, the skull above the eyes), in face lengths. */
-const HEAD_PAD = 0.45;
-
-/** The head's box: the landmarks' bounds with HEAD_PAD face lengths around them. */
-export function headAround(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>, length: number): Box {
-  const points = [face.eyes[0], face.eyes[1], face.nose, face.mouth, face.chin];
-  const xs = points.map((p) => p[0]);
-  const ys = points.map((p) => p[1]);
-  const pad = HEAD_PAD * length;
-  const left = Math.min(...xs) - pad;
-  const top = Math.min(...ys) - pad;
-  return { left, top, width: Math.max(...xs) + pad - left, height: Math.max(...ys) + pad - top };
-}
-
 const sub = (a: Point, b: Point): Point => [a[0] - b[0], a[1] - b[1]];
 const add = (a: Point, b: Point): Point => [a[0] + b[0], a[1] + b[1]];
 const times = (a: Point, k: number): Point => [a[0] * k, a[1] * k];
+
+/**
+ * How far the head reaches past its landmarks, in face lengths along the face's own axis (eyes' midpoint to
+ * chin): the skull and ears above the eyes, the cheeks and ears beside them, the jaw under the chin.
+ */
+const HEAD_ABOVE_EYES = 1;
+const HEAD_BESIDE_EYES = 0.8;
+const HEAD_BELOW_CHIN = 0.2;
+
+/** The head's box: the landmarks and the head around them, turned with the face, as an upright box. */
+export function headAround(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>, length: number): Box {
+  const mid: Point = times(add(face.eyes[0], face.eyes[1]), 0.5);
+  const toChin = sub(face.chin, mid);
+  const norm = Math.hypot(...toChin);
+  const down: Point = norm > 1e-6 ? times(toChin, 1 / norm) : [0, 1];
+  const across: Point = [-down[1], down[0]];
+  const points = [
+    face.eyes[0], face.eyes[1], face.nose, face.mouth, face.chin,
+    add(mid, times(down, -HEAD_ABOVE_EYES * length)),
+    add(mid, times(across, HEAD_BESIDE_EYES * length)),
+    add(mid, times(across, -HEAD_BESIDE_EYES * length)),
+    add(face.chin, times(down, HEAD_BELOW_CHIN * length)),
+  ];
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const left = Math.min(...xs);
+  const top = Math.min(...ys);
+  return { left, top, width: Math.max(...xs) - left, height: Math.max(...ys) - top };
+}
+
 
 /**
  * A face built around the points a person gave (pixels of an image `width` × `height`). Their points are

@@ -94,9 +94,10 @@ describe('CLI', () => {
     expect(error?.stderr).toMatch(/error \((image_undecodable|audio_undecodable), permanent\)/);
   });
 
-  it('doctor checks ffmpeg, the renderer and the detector', async () => {
+  it('doctor checks ffmpeg, the renderer and the pet-face model', async () => {
     const { stdout } = await exec(process.execPath, [cli, 'doctor']);
-    for (const line of ['ok    ffmpeg', 'ok    renderer: the face rig', 'ok    detector on the sample pet', 'all checks passed']) expect(stdout).toContain(line);
+    for (const line of ['ok    ffmpeg', 'ok    renderer: the face rig', 'ok    face detector (pet-face model, cpu): pet-face model', 'all checks passed']) expect(stdout).toContain(line);
+    expect(stdout).toMatch(/the drawn sample pet answered in \d+ ms/);
   });
 
   it('doctor checks a learned model against the contract', async () => {
@@ -113,6 +114,10 @@ describe('CLI', () => {
     );
     // On a machine with working CUDA this check passes instead; here (no GPU) it must fail loudly.
     if (result.code === 0) expect(result.stdout).toContain('provider cuda');
-    else expect(result.stdout).toMatch(/FAIL {2}lip-sync model \(cuda\): CUDA execution provider could not be loaded/);
+    else {
+      expect(result.stdout).toMatch(/FAIL {2}lip-sync model \(cuda\): CUDA execution provider could not be loaded/);
+      // The pet-face model follows the node's provider too, and refuses the same way.
+      expect(result.stdout).toMatch(/FAIL {2}face detector \(pet-face model, cuda\): CUDA execution provider could not be loaded/);
+    }
   });
 });

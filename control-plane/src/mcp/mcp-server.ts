@@ -133,7 +133,8 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
         'make_speech or extract_soundtrack (audio_id; the video lasts as long as the audio): exactly one of the two. Costs one credit (fails with ' +
         'insufficient_credits when the balance is 0). The photo is either image_url, a public https URL of a JPEG, PNG, WebP or ' +
         'HEIC image up to 15 MB, or image_id from check_photo (exactly one). face optionally corrects where the pet\'s face is; ' +
-        'an image_id whose check found no face needs face.mouth (else face_not_found, nothing charged). aspect optionally picks the ' +
+        'a photo with no supported pet (an image_id whose check found no face, or an image_url without face) needs face.mouth ' +
+        '(else face_not_found, nothing charged). aspect optionally picks the ' +
         'output shape: square (720x720, the default), 4:5 (720x900, for feeds) or 9:16 (720x1280, for stories and reels). Returns at once with ' +
         'status processing; then call wait_for_video with the returned id.',
       inputSchema: CreateApiVideoRequest.shape,
@@ -159,7 +160,9 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       description:
         'Downloads the photo at image_url (a public https URL of a JPEG, PNG, WebP or HEIC image up to 15 MB), finds the pet\'s face and ' +
         'keeps the photo for 24 hours. Free. Returns an id to pass to create_video as image_id, and face: the landmarks as fractions ' +
-        'of the photo\'s width and height, or null when no pet face was found (then create_video needs face.mouth).',
+        'of the photo\'s width and height with the species (dog, cat, bird, rabbit, hamster, guinea_pig), the view and whether the mouth ' +
+        'is open, or null when no supported pet was found (then create_video needs face.mouth, and an image_url create without it ' +
+        'is refused with face_not_found before any charge).',
       inputSchema: CheckImageUrlRequest.shape,
       outputSchema: ApiImage.shape,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

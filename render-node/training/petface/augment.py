@@ -167,6 +167,8 @@ def detector_example(sample: Sample, rng: np.random.Generator | None, side: int)
 
 
 LANDMARK_SIDE = 192
+# Share of landmark crops turned at any angle (the rest within about ±10° of upright).
+ANY_ANGLE_SHARE = 0.5
 # Hidden points (estimated behind the head or under fur) count this much in the landmark loss.
 HIDDEN_WEIGHT = 0.3
 
@@ -176,14 +178,23 @@ def landmark_crop(sample: Sample, rng: np.random.Generator | None) -> tuple[np.n
     centre, side, angle = face_frame(*key_points(sample.points))
     mirror = False
     if rng is not None:
-        angle += rng.uniform(-math.radians(45), math.radians(45)) if rng.random() < 0.2 else rng.normal(0, math.radians(10))
-        side *= math.exp(rng.normal(0, 0.18))
+        # Half the crops at any angle: the first pass runs on the detector's frame, whose turn may be far off.
+        angle += rng.uniform(-math.pi, math.pi) if rng.random() < ANY_ANGLE_SHARE else rng.normal(0, math.radians(10))
+        side *= math.exp(rng.normal(0, 0.25))
         centre = centre + rng.normal(0, 0.08 * side, 2)
         mirror = rng.random() < 0.5
     matrix = crop_matrix(centre, side, angle, LANDMARK_SIDE)
     if mirror:
         matrix = np.array([[-1.0, 0, LANDMARK_SIDE], [0, 1.0, 0]]) @ np.vstack([matrix, [0, 0, 1]])
     return matrix, mirror
+
+
+def left_of_axis(points: np.ndarray) -> bool:
+    """Whether points[0] is the face's own left-hand eye as the picture shows it: left of the axis from the mouth up to
+    the eyes' midpoint (the image-left eye of an upright face), a naming that turns with the face."""
+    axis = points[:2].mean(0) - points[3]
+    offset = points[0] - points[3]
+    return axis[0] * offset[1] - axis[1] * offset[0] < 0 if np.abs(axis).sum() > 1e-6 else points[0, 0] <= points[1, 0]
 
 
 def landmark_example(sample: Sample, rng: np.random.Generator | None, negative: bool = False) -> dict:
@@ -209,7 +220,7 @@ def landmark_example(sample: Sample, rng: np.random.Generator | None, negative: 
         matrix, _ = landmark_crop(sample, rng)
         pts = apply(matrix, sample.points)
         hidden = [k == sample.hidden_eye for k in range(2)] + [name in sample.hidden for name in ('nose', 'mouth', 'chin')]
-        if pts[0, 0] > pts[1, 0]:
+        if not left_of_axis(pts):
             pts[[0, 1]] = pts[[1, 0]]
             hidden[0], hidden[1] = hidden[1], hidden[0]
         for k in range(5):

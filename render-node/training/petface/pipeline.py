@@ -1,6 +1,7 @@
 """Detection of a photo with both networks, exactly as the render node does it (render-node/src/pet-face-model.ts)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,11 @@ from .nets import DETECTOR_STRIDE, LANDMARK_STRIDE, OFFSET_UNIT
 DETECTOR_SIDE = 256
 # Half-width of the window around a heatmap's peak whose weights refine the point.
 PEAK_WINDOW = 2
+# Face centres the landmark model may look at, best first: the detector's strongest heatmap peaks (local
+# maxima of at least this share of the strongest). The next is tried only while none looked like a face.
+CANDIDATES = 3
+CANDIDATE_SHARE = 0.1
+MIN_FACE_SCORE = 0.5
 
 
 @dataclass
@@ -60,11 +66,24 @@ def run_detector(detector, photo: np.ndarray, with_imagenet: bool = False):
     logits, centre, offsets = outputs[:3]
     probs = logits.softmax(1)[0].numpy()
     heat = centre[0, 0].sigmoid().numpy()
-    j, i = divmod(int(heat.argmax()), heat.shape[1])
-    cell = np.array([i, j]) * DETECTOR_STRIDE + DETECTOR_STRIDE / 2
-    key = cell + offsets[0, :, j, i].numpy().reshape(4, 2) * OFFSET_UNIT
-    found = probs, float(heat[j, i]), apply(invert(matrix), key)
+    candidates = []
+    for j, i in local_maxima(heat):
+        cell = np.array([i, j]) * DETECTOR_STRIDE + DETECTOR_STRIDE / 2
+        key = cell + offsets[0, :, j, i].numpy().reshape(4, 2) * OFFSET_UNIT
+        candidates.append((float(heat[j, i]), apply(invert(matrix), key)))
+    found = probs, candidates
     return found + (imagenet_pet_share(outputs[3]),) if with_imagenet else found
+
+
+def local_maxima(heat: np.ndarray) -> list[tuple[int, int]]:
+    """Cells that are the largest of their 3×3 neighbourhood, strongest first, at most CANDIDATES, all within CANDIDATE_SHARE of the best."""
+    h, w = heat.shape
+    padded = np.pad(heat, 1, constant_values=-1)
+    neighbours = np.stack([padded[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)])
+    peaks = np.argwhere(heat >= neighbours.max(0))
+    order = sorted(((float(heat[j, i]), int(j), int(i)) for j, i in peaks), reverse=True)
+    best = order[0][0]
+    return [(j, i) for value, j, i in order[:CANDIDATES] if value >= CANDIDATE_SHARE * best]
 
 
 def run_landmarks(landmarks, photo: np.ndarray, key: np.ndarray):
@@ -80,12 +99,33 @@ def run_landmarks(landmarks, photo: np.ndarray, key: np.ndarray):
     return points, attributes[0].numpy()
 
 
+def quarter_turns(points: np.ndarray) -> int:
+    """Clockwise quarter turns that bring the face's axis (eyes to mouth and chin) nearest to pointing down: 0 to 3."""
+    down = (points[3] + points[4]) / 2 - points[:2].mean(0)
+    return int(round(math.atan2(down[0], down[1]) / (math.pi / 2))) % 4
+
+
+def face_score(attributes: np.ndarray) -> float:
+    return float(1 / (1 + np.exp(-attributes[len(VIEWS) + 1])))
+
+
 def detect(detector, landmarks, photo: np.ndarray, passes: int = 2) -> Found:
-    probs, centre_score, key, imagenet_pet = run_detector(detector, photo, with_imagenet=True)
-    points, attributes = run_landmarks(landmarks, photo, key)
+    probs, candidates, imagenet_pet = run_detector(detector, photo, with_imagenet=True)
+    tried = []
+    for centre_score, key in candidates:
+        points, attributes = run_landmarks(landmarks, photo, key)
+        tried.append((face_score(attributes), centre_score, points, attributes))
+        if tried[-1][0] >= MIN_FACE_SCORE:
+            break
+    _, centre_score, points, attributes = max(tried, key=lambda t: t[0])
     first = points
     for _ in range(passes - 1):
         points, attributes = run_landmarks(landmarks, photo, np.stack([points[:2].mean(0), points[2], points[3], points[4]]))
+    turns = quarter_turns(points)
+    if turns:
+        # A head turned sideways or upside down: the photo is asked again turned so the head is upright, as the
+        # classifier has seen most pets.
+        probs, _, imagenet_pet = run_detector(detector, np.rot90(photo, -turns).copy(), with_imagenet=True)
     v = len(VIEWS)
     sigmoid = lambda x: float(1 / (1 + np.exp(-x)))  # noqa: E731
     species_logits = attributes[v + 2 :]

@@ -152,7 +152,8 @@ def evaluate_detector(model, samples: list[Sample]) -> dict:
     model.with_imagenet = False
     right, refused_none, none, pets, refused_pets, errors = 0, 0, 0, 0, 0, []
     for s in samples:
-        probs, _, key = run_detector(model, s.image)
+        probs, candidates = run_detector(model, s.image)
+        key = candidates[0][1]
         guess = int(probs.argmax())
         if s.label == 'none':
             none += 1

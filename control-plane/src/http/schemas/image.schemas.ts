@@ -10,7 +10,8 @@ export const FaceHintsField = FaceHints.meta({
   id: 'FaceHints',
   description:
     'Where the pet\'s face is, when detection misses it or to correct it: points as fractions (0-1) of the photo\'s width (x) and '
-    + 'height (y) after EXIF orientation. The render uses the mouth point as given (refined locally at most). Optional.',
+    + 'height (y) after EXIF orientation. The render uses every given point exactly; the pet-face model finds the rest around the '
+    + 'given mouth. Optional.',
   example: { mouth: { x: 0.52, y: 0.71 } },
 });
 
@@ -23,10 +24,11 @@ export const ApiImage = z
       id: 'FoundFace',
       description:
         'The landmarks found, as fractions of width and height (estimated points may lie slightly outside 0-1); eyes left then right '
-        + 'in the image; for birds nose is the beak tip; mouth_corners null when not visible; head is the head\'s box.',
+        + 'in the image (a profile\'s far eye is estimated); for birds nose is the beak tip; mouth_corners null when not visible; head is '
+        + 'the head\'s box; species, view and mouth_open as the pet-face model sees them (absent from a custom detector).',
     })
       .nullable()
-      .meta({ description: 'null: no pet face was found, so a create from this photo needs face.mouth.' }),
+      .meta({ description: 'null: no supported pet (dog, cat, bird, rabbit, hamster, guinea pig) was found, so a create from this photo needs face.mouth.' }),
     expires_at: z.iso.datetime().meta({ description: 'The photo is deleted after this (24 hours after it was sent).' }),
   })
   .meta({ id: 'ApiImage' });

@@ -82,7 +82,7 @@ export const CreateApiVideoRequest = z
       .url()
       .max(2048)
       .optional()
-      .meta({ description: 'Public HTTPS URL of the pet photo (JPEG, PNG, WebP or HEIC, up to 15 MB). Send exactly one of image_url and image_id.' }),
+      .meta({ description: 'Public HTTPS URL of the pet photo (JPEG, PNG, WebP or HEIC, up to 15 MB). Send exactly one of image_url and image_id. Without face, the photo is fetched and checked before any charge: one with no supported pet is 400 face_not_found (error.image_id names the checked photo, kept 24 hours).' }),
     image_id: z
       .uuid()
       .optional()
