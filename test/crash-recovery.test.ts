@@ -4,7 +4,6 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderSamplePet } from '@petsing/render-node';
 import { renderWorkflowId, templatePreviewWorkflowId, videoObjectPrefix } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -15,6 +14,7 @@ import { createTestAccount, signInWebUser } from './support/accounts.ts';
 import { startImageHost } from './support/image-host.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
+import { petPhoto } from './support/pet-photo.ts';
 
 const MOUTH = JSON.stringify({ mouth: { x: 0.5, y: 0.6 } });
 
@@ -85,7 +85,7 @@ describe('crash recovery of paid videos', () => {
       charge: { kind: 'api_credit' },
       watermark: false,
       templateId: 1,
-      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
+      image: { upload: { body: await petPhoto(256), contentType: 'image/png', extension: 'png' } },
     });
 
   /** `petsing api` on the test service's database, object store and DATA_DIR, with a temp folder of its own. */
@@ -105,7 +105,7 @@ describe('crash recovery of paid videos', () => {
   };
 
   beforeAll(async () => {
-    imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(256), contentType: 'image/png' } });
+    imageHost = await startImageHost({ '/pet.png': { body: await petPhoto(256), contentType: 'image/png' } });
     service = await startTestService({
       temporal: true,
       controlWorker: true,
@@ -147,7 +147,7 @@ describe('crash recovery of paid videos', () => {
       const apiUser = await createTestAccount(service.context, 'crash-api@example.com', 10);
       const webUsers = [];
       for (const name of ['ada', 'bo', 'cy']) webUsers.push(await signInWebUser({ baseUrl: started.baseUrl, env: service.env }, `crash-${name}@example.com`));
-      const photo = await renderSamplePet(256);
+      const photo = await petPhoto(256);
       await waitFor('the API to start a preview render through the proxy', async () => {
         await temporal.client.workflow.getHandle(templatePreviewWorkflowId(previewTemplate, TEMPLATE_ASSETS_VERSION)).describe();
         return true;

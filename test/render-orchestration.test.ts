@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { renderSamplePet } from '@petsing/render-node';
 import { videoObjectPrefix } from '@petsing/workflows';
 import type { Client } from '@temporalio/client';
 import sharp from 'sharp';
@@ -15,6 +14,7 @@ import { replayFinishedHistories, replayRecordedHistories } from './support/temp
 import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { json, type Json } from './support/http.ts';
+import { petPhoto } from './support/pet-photo.ts';
 
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
 const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
@@ -74,7 +74,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     userId = (await service.context.services.users.create({ email: 'render@example.com' })).id;
     apiKey = (await service.context.services.apiKeys.create({ userId, scopes: ['videos:read', 'videos:write'] })).key;
     await service.context.services.credits.grant(userId, 100);
-    petImage = await renderSamplePet(512);
+    petImage = await petPhoto(512);
   }, 180_000);
   afterAll(async () => {
     await temporal?.close();

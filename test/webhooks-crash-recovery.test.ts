@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount } from './support/accounts.ts';
 import type { Json } from './support/http.ts';
 import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { startWebhookReceiver, verifyWith } from './support/webhook-receiver.ts';
+import { petPhoto } from './support/pet-photo.ts';
 
 /**
  * A webhook survives the death of the control worker: real processes, with `petsing worker control` run as a
@@ -41,7 +41,7 @@ describe('webhook deliveries across control-worker crashes', () => {
 
   beforeAll(async () => {
     // The first attempt of video.completed is refused, so the crash can land while its retry waits.
-    receiver = await startWebhookReceiver(await renderSamplePet(256), (_path, _id, seen, body) => (seen === 0 && JSON.parse(body).type === 'video.completed' ? 500 : 200));
+    receiver = await startWebhookReceiver(await petPhoto(256), (_path, _id, seen, body) => (seen === 0 && JSON.parse(body).type === 'video.completed' ? 500 : 200));
     service = await startTestService({
       temporal: true,
       renderWorker: true,

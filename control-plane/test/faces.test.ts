@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { loadRenderWorkerEnv, renderSamplePet, startRenderWorker } from '@petsing/render-node';
+import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { temporal as temporalProto } from '@temporalio/proto';
 import { renderWorkflowId, type FaceHints } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
@@ -77,7 +77,6 @@ describe('photo checks and face hints', () => {
     photos['groceries.jpg'] = { body: await readFile(NO_PET_PHOTO), type: 'image/jpeg' };
     photos['cut.jpg'] = { body: photos['cat.jpg'].body.subarray(0, photos['cat.jpg'].body.length / 2), type: 'image/jpeg' };
     photos['grey.png'] = { body: await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } }).png().toBuffer(), type: 'image/png' };
-    photos['pet.png'] = { body: await renderSamplePet(256), type: 'image/png' };
     photos['notes.txt'] = { body: Buffer.from('not a photo\n'.repeat(40)), type: 'text/plain' };
     photoServer = createServer((req, res) => {
       const photo = photos[(req.url ?? '').slice(1)];

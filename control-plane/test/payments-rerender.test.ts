@@ -1,4 +1,3 @@
-import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIdentityKeys, mintDevIdToken } from '../src/services/dev-identity.ts';
 import { freeCreditMonth } from '../src/services/user.service.ts';
@@ -7,6 +6,7 @@ import { json } from '../../test/support/http.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { toneWav } from '../../test/support/audio.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_petsing_rerender';
 
@@ -38,7 +38,7 @@ describe('watermark removal end to end (real workers render the paid re-render)'
       origin: 'web',
       charge: { kind: 'free_credit', month: freeCreditMonth(new Date()) },
       watermark: true,
-      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
+      image: { upload: { body: await petPhoto(256), contentType: 'image/png', extension: 'png' } },
       audio: { upload: { body: toneWav(3), contentType: 'audio/wav', extension: 'wav' } },
     });
     const videoId = created!.video.id;

@@ -3,7 +3,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress } from '../src/media/address-policy.ts';
 import { probeMedia } from '../src/media/ffmpeg.ts';
@@ -15,6 +14,7 @@ import { FIXTURE_HOST, startImageHost } from '../../test/support/image-host.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 const run = promisify(execFile);
 
@@ -82,7 +82,7 @@ describe('/v1 audio', () => {
     for (const name of ['tone.mp3', 'short.wav', 'clip.mp4']) files[name] = await readFile(at(name));
 
     host = await startImageHost({
-      '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' },
+      '/pet.png': { body: await petPhoto(512), contentType: 'image/png' },
       '/clip.mp4': { body: files['clip.mp4']!, contentType: 'video/mp4' },
     });
     const port = Number(new URL(host.url('/')).port);

@@ -1,4 +1,3 @@
-import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSIONS } from '../src/services/api-versions.ts';
 import { json, type Json } from '../../test/support/http.ts';
@@ -7,6 +6,7 @@ import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { awayFromWindowEdge, createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 
 describe('/v1 videos', () => {
@@ -152,7 +152,7 @@ describe('/v1 videos', () => {
     for (let i = 0; i < 3; i++) ids.push((await call('createApiVideo', 'POST', '/v1/videos', account.readWrite, createRequest())).body.id);
     const web = await service.context.services.videos.create({
       userId: account.id, origin: 'web', charge: { kind: 'subscription' }, watermark: false, templateId: 2,
-      image: { upload: { body: await renderSamplePet(256), contentType: 'image/png', extension: 'png' } },
+      image: { upload: { body: await petPhoto(256), contentType: 'image/png', extension: 'png' } },
     });
     const all = (await call('listApiVideos', 'GET', '/v1/videos?unknown=ignored', account.readOnly)).body;
     expect(all.object).toBe('list');

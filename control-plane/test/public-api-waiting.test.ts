@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { loadRenderWorkerEnv, renderSamplePet, startRenderWorker } from '@petsing/render-node';
+import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { renderOutputKeys, renderWorkflowId, videoDeadlineWorkflowId, videoObjectPrefix } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { temporal as temporalProto } from '@temporalio/proto';
@@ -18,6 +18,7 @@ import { startTestService, type TestService } from '../../test/support/test-serv
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { toneWav } from '../../test/support/audio.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 type StreamEvent = { id: number; event: string; data: Json };
 
@@ -98,7 +99,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
   };
 
   beforeAll(async () => {
-    imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' } });
+    imageHost = await startImageHost({ '/pet.png': { body: await petPhoto(512), contentType: 'image/png' } });
     service = await startTestService({
       temporal: true,
       controlWorker: true,
@@ -248,7 +249,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
     // A long song (29 s of frames) at full size: the render outlasts the 2 s a cancellation may take to reach it.
     const created = await service.context.services.videos.create({
       userId: owner.id, origin: 'api', charge: { kind: 'api_credit' }, watermark: false,
-      image: { upload: { body: await renderSamplePet(512), contentType: 'image/png', extension: 'png' } },
+      image: { upload: { body: await petPhoto(512), contentType: 'image/png', extension: 'png' } },
       audio: { upload: { body: toneWav(29), contentType: 'audio/wav', extension: 'wav' } },
     });
     const id = created!.video.id;

@@ -1,4 +1,3 @@
-import { renderSamplePet } from '@petsing/render-node';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { waitFor } from '../../test/support/processes.ts';
 import { replayFinishedHistories } from '../../test/support/temporal.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { startWebhookReceiver, verifyWith, type Reception } from '../../test/support/webhook-receiver.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 // Public-looking names the fixture's resolver answers itself; every other name goes to real DNS and the strict policy.
 const RECEIVER_HOST = 'hooks.petsing-fixtures.com';
@@ -52,7 +52,7 @@ describe('/v1 webhooks', () => {
   const idsOf = (receptions: Reception[]) => receptions.map((reception) => reception.headers['webhook-id']);
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver(await renderSamplePet(256), (path, _id, seen) => {
+    receiver = await startWebhookReceiver(await petPhoto(256), (path, _id, seen) => {
       if (path === '/hooks/flaky') return seen < 3 ? 500 : 200;
       if (path === '/hooks/down') return 503;
       return 200;

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { renderSamplePet } from '@petsing/render-node';
 import { MouthTrack, renderWorkflowId, type RenderLipSyncInput, type VideoAspect } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { startRenderingService, type startImageHost } from '../../test/support/i
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import type { TestService } from '../../test/support/test-service.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 const ASPECTS: VideoAspect[] = ['square', '4:5', '9:16'];
 /** Width over height of each shape. */
@@ -85,7 +85,7 @@ describe('video aspect', () => {
     await service.context.services.templates.seed(service.context.logger);
     temporal = await connectTemporalClient(service.context.config.env);
     scratch = await mkdtemp(join(tmpdir(), 'petsing-aspect-'));
-    photo = await renderSamplePet(256);
+    photo = await petPhoto(256);
   }, 180_000);
   afterAll(async () => {
     await temporal?.close();

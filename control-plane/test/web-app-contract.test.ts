@@ -1,10 +1,10 @@
-import { renderSamplePet } from '@petsing/render-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDevIdentityKeys, mintDevIdToken } from '../src/services/dev-identity.ts';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '../../test/support/fake-stripe.ts';
 import type { Json } from '../../test/support/http.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 const WEBHOOK_SECRET = 'whsec_contract';
 
@@ -51,7 +51,7 @@ describe('web-app endpoints against the published contract', () => {
     });
     await service.context.services.templates.seed(service.context.logger);
     token = await mintDevIdToken(await loadDevIdentityKeys(service.env.DATA_DIR!), { baseUrl: service.baseUrl, email: 'contract@example.com' });
-    photo = await renderSamplePet(256);
+    photo = await petPhoto(256);
   }, 120_000);
   afterAll(async () => {
     await service?.stop();

@@ -2,7 +2,6 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderSamplePet } from '@petsing/render-node';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sniffContentType } from '../src/media/content-sniffer.ts';
@@ -11,6 +10,7 @@ import { json, type Json } from '../../test/support/http.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 type Part = string | { body: Buffer; name: string; type?: string };
 
@@ -95,7 +95,7 @@ describe('web video creation and deletion', () => {
     service = await startTestService({ temporal: true });
     await service.context.services.templates.seed(service.context.logger);
     fixtures = await mkdtemp(join(tmpdir(), 'petsing-web-videos-'));
-    media.png = await renderSamplePet(256);
+    media.png = await petPhoto(256);
     media.jpg = await sharp(media.png).jpeg().toBuffer();
     const tone = async (name: string, seconds: number, codec: string[]) => {
       const path = join(fixtures, name);

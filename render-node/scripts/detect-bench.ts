@@ -1,11 +1,12 @@
 /**
- * npm run bench:detect [-- --pets DIR] [--petfaces DIR] [--held-out N] [--overlay DIR] [--detector-model d.onnx]
+ * npm run bench:detect [-- --pets DIR] [--petfaces DIR] [--overlay DIR] [--no-turned] [--detector-model d.onnx]
  *
  * The pet-face model on ../shared/pets (the development set: mouth within tolerance, no-pet photos refused,
  * species) and on the held-out split of ../shared/petfaces (render-node/models/held-out.txt: the same figures
  * per species), with the time of decoding and of detection alone per photo, the model's load time and size.
- * --overlay writes each photo of the development set and the first --overlay-held-out (default 40) held-out
+ * --overlay writes each photo of the development set and --overlay-held-out (default 40) held-out
  * photos with the found points (red mouth, yellow others, the head box) beside the annotated ones (green).
+ * Unless --no-turned, the held-out split is measured again turned a quarter turn and upside down.
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     overlay: { type: 'string' },
     'overlay-held-out': { type: 'string', default: '40' },
     'detector-model': { type: 'string' },
+    'no-turned': { type: 'boolean', default: false },
   },
 });
 const shared = join(import.meta.dirname, '../../../shared');
@@ -76,6 +78,13 @@ console.log(`\n== held-out split of ${petfacesDir} (render-node/models/held-out.
 printRows(heldOut);
 printFigures('held-out split', heldOut);
 
+if (!values['no-turned']) {
+  for (const turns of [1, 2]) {
+    const turned = await evaluateDetector(petfacesDir, detector, heldOutFiles, turns);
+    printFigures(`held-out split turned ${90 * turns}° clockwise`, turned);
+  }
+}
+
 const all = [...dev, ...heldOut];
 const detectMs = all.map((r) => r.detectMs);
 const decodeMs = all.map((r) => r.decodeMs);
@@ -84,7 +93,10 @@ console.log(`decoding the photo (render working copy, up to 3072 px): median ${p
 
 if (values.overlay) {
   await writeOverlays(values.overlay, petsDir, dev, '');
-  await writeOverlays(values.overlay, petfacesDir, heldOut.slice(0, Number(values['overlay-held-out'])), 'images/');
+  // Evenly spread over the held-out list (sorted by name, so by species) to show every species.
+  const every = heldOut.length / Math.min(heldOut.length, Number(values['overlay-held-out']));
+  const shown = heldOut.filter((_, i) => Math.floor(i / every) !== Math.floor((i - 1) / every));
+  await writeOverlays(values.overlay, petfacesDir, shown, 'images/');
   console.log(`overlays in ${values.overlay}`);
 }
 await detector.release?.();

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import type { PetSpecies } from '@petsing/workflows';
-import { decodeImage } from './image-decoder.ts';
+import { decodeImage, type DecodedImage } from './image-decoder.ts';
 import { DetectionFailure, faceLength, scaleFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
 /** One photo's hand-checked landmarks (the format of shared/pets/landmarks.json and shared/petfaces/landmarks.json). */
@@ -40,11 +41,17 @@ export async function loadAnnotations(dir: string): Promise<Record<string, Annot
   return JSON.parse(await readFile(join(dir, 'landmarks.json'), 'utf8')) as Record<string, AnnotatedPhoto>;
 }
 
-/** Runs the detector on one annotated photo (`file` relative to `dir`) and measures it against the annotation. */
-export async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector): Promise<PhotoResult> {
+/**
+ * Runs the detector on one annotated photo (`file` relative to `dir`), turned clockwise by `turns` quarter
+ * turns after decoding (how well the model copes with pets on their side or upside down), and measures it
+ * against the annotation.
+ */
+export async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector, turns = 0): Promise<PhotoResult> {
   let mark = performance.now();
-  const image = await decodeImage(join(dir, file));
+  const decoded = await decodeImage(join(dir, file));
   const decodeMs = performance.now() - mark;
+  const image = turns ? await turnImage(decoded, turns) : decoded;
+  const turn = (p: Point): Point => turnPoint(p, turns, decoded.orientedWidth, decoded.orientedHeight);
   mark = performance.now();
   const found = await detector.detect(image);
   const detectMs = performance.now() - mark;
@@ -53,19 +60,46 @@ export async function evaluatePhoto(dir: string, file: string, annotation: Annot
   const base = { file, species: annotation.species, refused: face === null, face, decodeMs, detectMs, ...(reason ? { reason } : {}) };
   if (!annotation.mouth || !annotation.eyes || !annotation.chin) return { ...base, mouthError: null };
   const unit = faceLength({ eyes: annotation.eyes, chin: annotation.chin });
-  const mouthError = face ? Math.hypot(face.mouth[0] - annotation.mouth[0], face.mouth[1] - annotation.mouth[1]) / unit : null;
+  const mouth = turn(annotation.mouth);
+  const mouthError = face ? Math.hypot(face.mouth[0] - mouth[0], face.mouth[1] - mouth[1]) / unit : null;
   return { ...base, mouthError };
 }
 
+async function turnImage(image: DecodedImage, turns: number): Promise<DecodedImage> {
+  const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+    .rotate(90 * turns)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const odd = turns % 2 === 1;
+  return {
+    ...image,
+    data,
+    width: info.width,
+    height: info.height,
+    orientedWidth: odd ? image.orientedHeight : image.orientedWidth,
+    orientedHeight: odd ? image.orientedWidth : image.orientedHeight,
+  };
+}
+
+/** A point of a width × height photo in the same photo turned clockwise by `turns` quarter turns. */
+function turnPoint(point: Point, turns: number, width: number, height: number): Point {
+  let [x, y] = point;
+  let [w, h] = [width, height];
+  for (let k = 0; k < turns; k++) {
+    [x, y, w, h] = [h - y, x, h, w];
+  }
+  return [x, y];
+}
+
 /** Every photo of an annotated folder (`images/` below it when the annotations name files there), or the named ones. */
-export async function evaluateDetector(dir: string, detector: FaceDetector, files?: string[]): Promise<PhotoResult[]> {
+export async function evaluateDetector(dir: string, detector: FaceDetector, files?: string[], turns = 0): Promise<PhotoResult[]> {
   const annotations = await loadAnnotations(dir);
   const names = files ?? Object.keys(annotations);
   const results: PhotoResult[] = [];
   for (const file of names) {
     const annotation = annotations[file];
     if (!annotation || annotation.species === 'skip') continue;
-    results.push(await evaluatePhoto(dir, imagePath(dir, file), annotation, detector));
+    results.push(await evaluatePhoto(dir, imagePath(dir, file), annotation, detector, turns));
   }
   return results.map((r) => ({ ...r, file: r.file.replace(/^images\//, '') }));
 }

@@ -18,29 +18,22 @@ export const BUNDLED_FACE_MODEL = {
   landmarks: join(import.meta.dirname, '../models/petface-landmarks.onnx'),
 };
 
-/**
- * A photo counts as a pet when its pet score and the landmark model's face score both reach these. Chosen on
- * the held-out split (model card): no-pet photos refused, pets kept.
- */
-const MIN_PET_SCORE = 0.5;
-const MIN_FACE_SCORE = 0.5;
-
-/** How sure the detector is that a supported pet is in the photo: its own answer, checked by its ImageNet head's. */
-function petScore(found: Pick<DetectorAnswer, 'petProbability' | 'imagenetPet'>): number {
-  return Math.sqrt(found.petProbability * found.imagenetPet);
-}
 /** A turned copy for the detector is made this small first. */
 const DETECTOR_COPY_SIDE = 512;
 /** Face centres the landmark model may try, and how strong a heatmap peak must be (a share of the strongest) to be one. */
 const CANDIDATES = 3;
 const CANDIDATE_SHARE = 0.1;
 /** Face lengths (eye midpoint to chin, as shares of the photo's longer side) tried around a given mouth when no face was found. */
-const AROUND_LENGTHS = [0.05, 0.1, 0.2];
-/** Landmark passes: the second crops around the first pass's points, which corrects a detector's rough frame. */
-const LANDMARK_PASSES = 2;
+const AROUND_LENGTHS = [0.05, 0.1, 0.2, 0.4];
+/**
+ * Landmark passes: each after the first crops around the previous pass's points, which corrects a detector's
+ * rough frame (a turned head's most of all).
+ */
+const LANDMARK_PASSES = 3;
 
 const csv = z.string().transform((text) => text.split(','));
 const number = z.coerce.number().positive();
+const share = z.coerce.number().min(0).max(1);
 
 /** How each file wants its input and names its outputs: written into the ONNX metadata at export (training/petface/export.py). */
 const DetectorMetadata = z.object({
@@ -50,8 +43,8 @@ const DetectorMetadata = z.object({
   offset_unit: number,
   classes: csv,
   fill: z.coerce.number(),
-  /** Inclusive ranges of ImageNet class indices that are pets ("7-24,80-100,…"), read from the `imagenet` output. */
-  imagenet_pet_classes: csv.transform((ranges) => ranges.map((range) => range.split('-').map(Number) as [number, number])),
+  /** The photo holds a supported pet when 1 − p(none) reaches this (chosen on the held-out split: the model card). */
+  min_pet_probability: share,
   model_version: z.string(),
 });
 const LandmarkMetadata = z.object({
@@ -66,6 +59,8 @@ const LandmarkMetadata = z.object({
   species: csv,
   attributes: csv,
   fill: z.coerce.number(),
+  /** A crop holds a pet's face when its face score reaches this. */
+  min_face_score: share,
   model_version: z.string(),
 });
 
@@ -187,14 +182,18 @@ function softmax(values: ArrayLike<number>): number[] {
 }
 
 interface DetectorAnswer {
-  /** The detector's own "a supported pet" probability. */
+  /** The detector's "a supported pet" probability. */
   petProbability: number;
-  /** The share of its ImageNet head's belief on pet classes: a second opinion that knows foxes, toys and cups. */
-  imagenetPet: number;
   /** Species probabilities in PetSpecies order, among pets. */
   species: number[];
   /** Where faces may be, best first: the strongest peaks of the face-centre heatmap, each read as key points. */
   candidates: KeyPoints[];
+}
+
+/** One look at the photo: the detector's answer, and the landmark model's on the face it pointed at. */
+interface Look {
+  detector: DetectorAnswer;
+  answer: LandmarkAnswer;
 }
 
 interface LandmarkAnswer {
@@ -236,7 +235,7 @@ function parseMetadata<T extends z.ZodType>(schema: T, bytes: Uint8Array, path: 
   return parsed.data;
 }
 
-/** Loads both files of the pet-face model once per process; detection then costs two or three small inferences. */
+/** Loads both files of the pet-face model once per process; detection then costs one or two detector runs and three to eight landmark runs. */
 export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): Promise<PetFaceModel> {
   const files = options.files ?? BUNDLED_FACE_MODEL;
   const logger = options.logger ?? silentLogger;
@@ -278,8 +277,6 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     const centre = output('centre');
     const offsets = output('offsets');
     const classes = softmax(output('classes'));
-    const imagenet = softmax(output('imagenet'));
-    const imagenetPet = detectorMeta.imagenet_pet_classes.reduce((sum, [first, last]) => sum + imagenet.slice(first, last + 1).reduce((a, b) => a + b, 0), 0);
     const cells = side / detectorMeta.stride;
     const unit = detectorMeta.offset_unit;
     const candidates = localMaxima(centre, cells).map((best) => {
@@ -292,7 +289,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     });
     const pets = classes.slice(1);
     const petTotal = pets.reduce((a, b) => a + b, 0);
-    return { petProbability: 1 - classes[0]!, imagenetPet, species: pets.map((p) => p / Math.max(petTotal, 1e-6)), candidates };
+    return { petProbability: 1 - classes[0]!, species: pets.map((p) => p / Math.max(petTotal, 1e-6)), candidates };
   }
 
   async function runLandmarks(image: RgbImage, key: KeyPoints): Promise<LandmarkAnswer> {
@@ -328,6 +325,26 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     return answer;
   }
 
+  /** How sure a look is of a pet's face: the detector's pet probability times the landmark model's face score. */
+  const confidence = (look: Look) => look.detector.petProbability * look.answer.faceScore;
+
+  /**
+   * The detector on the photo turned clockwise by `turns` quarter turns; its face centres tried in turn by the
+   * landmark model on the photo itself (the strongest first, the next only while none looked like a face: a
+   * tilted head, two animals), the most face-like refined.
+   */
+  async function look(image: RgbImage, turns = 0): Promise<Look> {
+    const { copy, toPhoto } = await turnedCopy(image, turns);
+    const found = await runDetector(copy);
+    let best: LandmarkAnswer | undefined;
+    for (const key of found.candidates) {
+      const answer = await runLandmarks(image, key.map(toPhoto) as KeyPoints);
+      if (!best || answer.faceScore > best.faceScore) best = answer;
+      if (answer.faceScore >= landmarkMeta.min_face_score) break;
+    }
+    return { detector: found, answer: await refine(image, best!) };
+  }
+
   function toFace(answer: LandmarkAnswer, confidence: number, species: PetSpecies, method: string): PetFace {
     const [left, right, nose, mouth, chin] = answer.points;
     const face = { eyes: [left, right] as [Point, Point], nose, mouth, chin };
@@ -350,29 +367,25 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     name,
     provider: detector.provider,
     async detect(image) {
-      const located = await runDetector(image);
-      // The strongest centre first; the next only while none looked like a face (a tilted head, two animals).
-      let first: LandmarkAnswer | undefined;
-      for (const key of located.candidates) {
-        const answer = await runLandmarks(image, key);
-        if (!first || answer.faceScore > first.faceScore) first = answer;
-        if (answer.faceScore >= MIN_FACE_SCORE) break;
+      let best = await look(image);
+      const turns = quarterTurns(best.answer.points);
+      if (turns !== 0 || best.answer.faceScore < landmarkMeta.min_face_score) {
+        // A head turned sideways or upside down, or no face where the detector looked: one more look with the
+        // photo turned (so that head is upright, or the whole photo upside down), as the detector has seen most
+        // pets upright. The surer look wins.
+        const again = await look(image, turns || 2);
+        if (confidence(again) >= confidence(best)) best = again;
       }
-      const answer = await refine(image, first!);
-      // A head turned sideways or upside down: the photo is asked again, turned so the head is upright, as the
-      // detector has seen most pets.
-      const turns = quarterTurns(answer.points);
-      const found = turns === 0 ? located : await runDetector(await turned(image, turns));
-      const pet = petScore(found);
-      if (pet < MIN_PET_SCORE) {
-        return new DetectionFailure(`no supported pet in the photo (pet score ${pet.toFixed(2)})`);
+      const { detector: found, answer } = best;
+      if (found.petProbability < detectorMeta.min_pet_probability) {
+        return new DetectionFailure(`no supported pet in the photo (pet probability ${found.petProbability.toFixed(2)})`);
       }
-      if (answer.faceScore < MIN_FACE_SCORE) {
+      if (answer.faceScore < landmarkMeta.min_face_score) {
         return new DetectionFailure(`no pet face where the pet was found (face score ${answer.faceScore.toFixed(2)})`);
       }
       const species = found.species.map((p, i) => (p + answer.species[i]!) / 2);
       const speciesName = PetSpecies.options[species.indexOf(Math.max(...species))]!;
-      return toFace(answer, pet * answer.faceScore, speciesName, name);
+      return toFace(answer, found.petProbability * answer.faceScore, speciesName, name);
     },
     async detectAround(image, mouth, near) {
       // The face's turn from the face found elsewhere, else upright; its size unknown, so a few are tried and
@@ -433,14 +446,24 @@ function quarterTurns(points: LandmarkAnswer['points']): number {
   return (((Math.round(Math.atan2(down[0], down[1]) / (Math.PI / 2)) % 4) + 4) % 4);
 }
 
-/** The image turned clockwise by `turns` quarter turns, at most DETECTOR_COPY_SIDE a side (the detector sees 256 px). */
-async function turned(image: RgbImage, turns: number): Promise<RgbImage> {
+/**
+ * The photo turned clockwise by `turns` quarter turns, at most DETECTOR_COPY_SIDE a side (the detector sees
+ * 256 px), and the map from the copy's pixels back to the photo's.
+ */
+async function turnedCopy(image: RgbImage, turns: number): Promise<{ copy: RgbImage; toPhoto: (p: Point) => Point }> {
+  if (turns === 0) return { copy: image, toPhoto: (p) => p };
   const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
     .resize({ width: DETECTOR_COPY_SIDE, height: DETECTOR_COPY_SIDE, fit: 'inside', withoutEnlargement: true })
     .rotate(90 * turns)
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return { width: info.width, height: info.height, data };
+  const scale = (turns % 2 === 0 ? image.width : image.height) / info.width;
+  const { width: w, height: h } = image;
+  const toPhoto = ([u, v]: Point): Point => {
+    const [x, y] = [u * scale, v * scale];
+    return turns === 1 ? [y, h - x] : turns === 2 ? [w - x, h - y] : [w - y, x];
+  };
+  return { copy: { width: info.width, height: info.height, data }, toPhoto };
 }
 
 /** The unit vector from the eyes' midpoint towards the chin. */

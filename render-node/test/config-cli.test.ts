@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { parseRenderNodeEnv, renderNodeEnvSchema } from '../src/config.ts';
 import { ensureGeneratedModel } from '../src/model-generator.ts';
-import { renderSamplePet } from '../src/sample-pet.ts';
 import { probe, tempDir } from './helpers.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 const exec = promisify(execFile);
 const cli = join(import.meta.dirname, '..', 'bin', 'render-node.mjs');
@@ -49,7 +49,7 @@ describe('CLI', () => {
     const image = join(dir, 'pet.png');
     const audio = join(dir, 'song.mp3');
     const out = join(dir, 'out.mp4');
-    await writeFile(image, await renderSamplePet(512));
+    await writeFile(image, await petPhoto(512));
     await writeSyntheticSong(audio, 2);
     const { stdout } = await exec(process.execPath, [cli, 'render', '--image', image, '--audio', audio, '--out', out, '--size', '256', '--no-watermark']);
     expect(stdout).toMatch(/50 frames/);
@@ -62,7 +62,7 @@ describe('CLI', () => {
     const image = join(dir, 'pet-json.png');
     const audio = join(dir, 'song-json.mp3');
     const out = join(dir, 'out-json.mp4');
-    await writeFile(image, await renderSamplePet(1024));
+    await writeFile(image, await petPhoto(1024));
     await writeSyntheticSong(audio, 1);
     const { stdout } = await exec(process.execPath, [cli, 'render', '--image', image, '--audio', audio, '--out', out, '--size', '256', '--aspect', '4:5', '--json']);
     const result = JSON.parse(stdout) as Record<string, unknown>;

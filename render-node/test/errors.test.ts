@@ -5,8 +5,8 @@ import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { decodeAudio } from '../src/audio-decoder.ts';
 import { RenderError } from '../src/errors.ts';
 import { renderVideo, type RenderVideoOptions } from '../src/render-pipeline.ts';
-import { renderSamplePet } from '../src/sample-pet.ts';
 import { run, tempDir, testLogger } from './helpers.ts';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 
 let dir: string;
 let petPath: string;
@@ -16,7 +16,7 @@ beforeAll(async () => {
   dir = await tempDir('errors');
   petPath = join(dir, 'pet.png');
   songPath = join(dir, 'song.mp3');
-  await writeFile(petPath, await renderSamplePet(512));
+  await writeFile(petPath, await petPhoto(512));
   await writeSyntheticSong(songPath, 6);
 });
 
@@ -76,7 +76,7 @@ describe('permanent errors with clear codes', () => {
 
   it('a truncated photo: image_undecodable', async () => {
     const sharp = (await import('sharp')).default;
-    const jpeg = await sharp(await renderSamplePet(256)).jpeg().toBuffer();
+    const jpeg = await sharp(await petPhoto(256)).jpeg().toBuffer();
     const path = join(dir, 'half.jpg');
     await writeFile(path, jpeg.subarray(0, jpeg.length - 400));
     const error = await renderError({ imagePath: path });
@@ -126,14 +126,14 @@ describe('template previews', () => {
 describe('awkward framing', () => {
   it('animates a pet whose chin is cut off by the photo', async () => {
     const sharp = (await import('sharp')).default;
-    // A wide close-up: the photo ends 40 px below the sample pet's mouth line.
+    // A wide close-up of a real kitten: the photo ends 10 px below its mouth, above its chin (annotated 15 px below).
     const path = join(dir, 'chin-cut.png');
-    await sharp(await renderSamplePet(512)).extract({ left: 0, top: 120, width: 512, height: 232 }).png().toFile(path);
+    await sharp(await petPhoto(512)).extract({ left: 0, top: 96, width: 512, height: 150 }).png().toFile(path);
     const outputPath = join(dir, 'chin-cut.mp4');
     const result = await renderVideo({ imagePath: path, audioPath: songPath, outputPath, thumbnailPath: join(dir, 'chin-cut.jpg'), watermark: false, width: 256, logger: testLogger });
     // The square stays inside the photo, its full height.
     expect(result.framing.top).toBe(0);
-    expect(result.framing.height).toBe(232);
+    expect(result.framing.height).toBe(150);
     expect(await exists(outputPath)).toBe(true);
   });
 });

@@ -27,7 +27,7 @@ describe('training the pet-face model', () => {
   });
 
   it('trains both networks on a few photos, exports them, and the render node runs the exported files', async () => {
-    const train = await run(PYTHON, ['-m', 'petface.train', '--limit', '12', '--epochs', '1', '--batch', '4', '--workers', '0', '--out', dir], {
+    const train = await run(PYTHON, ['-m', 'petface.train', '--limit', '12', '--epochs', '1', '--landmark-epochs', '1', '--batch', '4', '--workers', '0', '--out', dir], {
       cwd: TRAINING,
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -38,9 +38,17 @@ describe('training the pet-face model', () => {
     await run(PYTHON, ['-m', 'petface.export', '--checkpoints', dir, '--out', models], { cwd: TRAINING, maxBuffer: 16 * 1024 * 1024 });
 
     const detector = readOnnxMetadata(await readFile(join(models, 'petface-detector.onnx')));
-    expect(detector).toMatchObject({ petsing_face_stage: 'detector', input_side: '256', classes: 'none,dog,cat,bird,rabbit,hamster,guinea_pig' });
+    expect(detector).toMatchObject({ petsing_face_stage: 'detector', input_side: '256', classes: 'none,dog,cat,bird,rabbit,hamster,guinea_pig', min_pet_probability: '0.95' });
     const landmarks = readOnnxMetadata(await readFile(join(models, 'petface-landmarks.onnx')));
-    expect(landmarks).toMatchObject({ petsing_face_stage: 'landmarks', landmarks: 'eye_left,eye_right,nose,mouth,chin' });
+    expect(landmarks).toMatchObject({ petsing_face_stage: 'landmarks', landmarks: 'eye_left,eye_right,nose,mouth,chin', min_face_score: '0.5' });
+
+    // The Python mirror of the service's detection, as train.sh runs it after the export.
+    const evaluation = join(dir, 'evaluation.json');
+    await run(PYTHON, ['-m', 'petface.evaluate', '--checkpoints', dir, '--limit', '4', '--out', evaluation], { cwd: TRAINING, maxBuffer: 16 * 1024 * 1024 });
+    const report = JSON.parse(await readFile(evaluation, 'utf8')) as Record<string, { summary: { pets: number; none: number }; rows: unknown[] }>;
+    expect(report.held_out!.rows).toHaveLength(4);
+    expect(report.dev!.rows).toHaveLength(4);
+    expect(report.dev!.summary.pets + report.dev!.summary.none).toBe(4);
 
     const model = await loadPetFaceModel({ files: { detector: join(models, 'petface-detector.onnx'), landmarks: join(models, 'petface-landmarks.onnx') } });
     try {

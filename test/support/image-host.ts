@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { renderSamplePet } from '@petsing/render-node';
 import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
 import { createUserUrlFetcher, systemResolver, type UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
 import { startTestService } from './test-service.ts';
+import { petPhoto } from './pet-photo.ts';
 
 // A public-looking name: the fixture's resolver maps it to the local server (no DNS query leaves the machine).
 export const FIXTURE_HOST = 'photos.petsing-fixtures.com';
@@ -46,7 +46,7 @@ export async function startImageHost(files: Record<string, { body: Buffer; conte
  * serving the sample pet at /pet.png. Small frames keep renders fast on two cores.
  */
 export async function startRenderingService(env: Record<string, string> = {}) {
-  const imageHost = await startImageHost({ '/pet.png': { body: await renderSamplePet(512), contentType: 'image/png' } });
+  const imageHost = await startImageHost({ '/pet.png': { body: await petPhoto(512), contentType: 'image/png' } });
   const service = await startTestService({
     temporal: true,
     controlWorker: true,

@@ -84,26 +84,20 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       return sent.finally(() => signalsInFlight.delete(sent));
     },
   });
-  const renderConnection = await connectTemporalWorker(env);
-  const renders = await Worker.create({
-    connection: renderConnection,
-    namespace: env.TEMPORAL_NAMESPACE,
-    taskQueue: TASK_QUEUES.render,
-    maxConcurrentActivityTaskExecutions: env.RENDER_CONCURRENCY,
-    // A cancellation (a deleted or canceled video) reaches a running render only in a heartbeat's answer: the SDK's
-    // default throttle (0.8 × the 30 s heartbeat timeout) would keep a node rendering for nobody for up to 24 s.
-    maxHeartbeatThrottleInterval: '2 seconds',
-    activities: { renderLipSync: activities.renderLipSync },
-  });
-  const checkConnection = await connectTemporalWorker(env);
-  const checks = await Worker.create({
-    connection: checkConnection,
-    namespace: env.TEMPORAL_NAMESPACE,
-    taskQueue: TASK_QUEUES.detect,
-    maxConcurrentActivityTaskExecutions: env.RENDER_DETECT_CONCURRENCY,
-    activities: { detectFace: activities.detectFace },
-  });
-  const running = [runWorker(renders, renderConnection), runWorker(checks, checkConnection)];
+  /** One worker per task queue, each on its own connection with its own slots, so a check never waits behind a render. */
+  const serve = async (taskQueue: string, slots: number, served: Parameters<typeof Worker.create>[0]['activities'], options: Partial<Parameters<typeof Worker.create>[0]> = {}) => {
+    const connection = await connectTemporalWorker(env);
+    const worker = await Worker.create({ connection, namespace: env.TEMPORAL_NAMESPACE, taskQueue, maxConcurrentActivityTaskExecutions: slots, activities: served, ...options });
+    return runWorker(worker, connection);
+  };
+  const running = [
+    await serve(TASK_QUEUES.render, env.RENDER_CONCURRENCY, { renderLipSync: activities.renderLipSync }, {
+      // A cancellation (a deleted or canceled video) reaches a running render only in a heartbeat's answer: the SDK's
+      // default throttle (0.8 × the 30 s heartbeat timeout) would keep a node rendering for nobody for up to 24 s.
+      maxHeartbeatThrottleInterval: '2 seconds',
+    }),
+    await serve(TASK_QUEUES.detect, env.RENDER_DETECT_CONCURRENCY, { detectFace: activities.detectFace }),
+  ];
   return {
     stop: async () => {
       await Promise.all(running.map((worker) => worker.stop()));

@@ -15,11 +15,6 @@ SPECIES = ('dog', 'cat', 'bird', 'rabbit', 'hamster', 'guinea_pig')
 # Class 0 of the detector is "no supported pet".
 CLASSES = ('none',) + SPECIES
 VIEWS = ('frontal', 'three-quarter', 'profile')
-# ImageNet-1k classes of the animals petsing animates, as inclusive index ranges: birds (7-24, 80-100,
-# 127-146), dog breeds (151-268), domestic cats (281-285), rabbits and hares (330-332), hamster (333),
-# guinea pig (338). The detector learns the ImageNet classes from its pretrained teacher and answers this
-# share as a second opinion on "is there a pet".
-IMAGENET_PET_CLASSES = ((7, 24), (80, 100), (127, 146), (151, 268), (281, 285), (330, 333), (338, 338))
 # Share of every species (and of the no-pet photos) held out for validation, chosen by a hash of the file name.
 VALIDATION_SHARE = 0.12
 # render-node/src/image-decoder.ts flattens transparent photos onto this colour.

@@ -1,4 +1,4 @@
-"""python -m petface.evaluate [--checkpoints DIR] [--passes 2]: both networks end to end, as the service runs them.
+"""python -m petface.evaluate [--checkpoints DIR] [--passes 3]: both networks end to end, as the service runs them.
 
 On the held-out split of ../shared/petfaces and on ../shared/pets (the development set, never trained on):
 mouth error over the eye-midpoint-to-chin distance per species, species, refusals. Prints the scores of
@@ -15,7 +15,7 @@ import torch
 
 from .dataset import SPECIES, Sample, default_data_dir, is_validation, load_samples
 from .nets import Landmarks, load_detector
-from .pipeline import detect
+from .pipeline import LANDMARK_PASSES, MIN_FACE_SCORE, MIN_PET_PROBABILITY, detect
 
 TOLERANCE = 0.35
 
@@ -51,8 +51,7 @@ def evaluate(detector, landmarks, samples: list[Sample], passes: int) -> list[di
     rows = []
     for s in samples:
         found = detect(detector, landmarks, s.image, passes)
-        row = {'file': s.file, 'label': s.label, 'pet': round(found.pet_probability, 3), 'imagenet': round(found.imagenet_pet, 3),
-               'centre': round(found.centre_score, 3), 'face': round(found.face_score, 3),
+        row = {'file': s.file, 'label': s.label, 'pet': round(found.pet_probability, 3), 'face': round(found.face_score, 3),
                'species': found.species, 'view': found.view}
         if s.points is not None:
             unit = max(1.0, float(np.linalg.norm(s.points[:2].mean(0) - s.points[4])))
@@ -93,27 +92,29 @@ def main() -> None:
     parser.add_argument('--checkpoints', type=Path, default=Path(__file__).resolve().parents[1] / 'checkpoints')
     parser.add_argument('--data', type=Path, default=default_data_dir())
     parser.add_argument('--pets', type=Path, default=default_data_dir().parent / 'pets')
-    parser.add_argument('--passes', type=int, default=2)
-    parser.add_argument('--pet-threshold', type=float, default=0.5)
-    parser.add_argument('--face-threshold', type=float, default=0.5)
+    parser.add_argument('--passes', type=int, default=LANDMARK_PASSES)
+    parser.add_argument('--pet-threshold', type=float, default=MIN_PET_PROBABILITY)
+    parser.add_argument('--face-threshold', type=float, default=MIN_FACE_SCORE)
     parser.add_argument('--out', type=Path, default=None)
+    parser.add_argument('--limit', type=int, default=0, help='only the first N photos of each set (a quick check that it runs)')
     args = parser.parse_args()
     torch.set_num_threads(2)
     detector, landmarks = load_models(args.checkpoints)
     annotations = json.loads((args.data / 'landmarks.json').read_text())
-    held_out = load_samples(args.data, [n for n in sorted(annotations) if is_validation(n) and annotations[n]['species'] != 'skip'])
+    held_out = [n for n in sorted(annotations) if is_validation(n) and annotations[n]['species'] != 'skip']
+    sets = (('held_out', load_samples(args.data, held_out[: args.limit or None])), ('dev', dev_samples(args.pets)[: args.limit or None]))
     report = {}
-    for name, samples in (('held_out', held_out), ('dev', dev_samples(args.pets))):
+    for name, samples in sets:
         rows = evaluate(detector, landmarks, samples, args.passes)
         report[name] = {'summary': summary(rows, args.pet_threshold, args.face_threshold), 'rows': rows}
         print(f'== {name}: {json.dumps(report[name]["summary"])}')
         for r in rows:
             flag = '' if r['label'] == 'none' else ('' if r['mouth'] <= TOLERANCE else '  MOUTH OFF')
-            print(f"  {r['file'][:48]:48} {r['label']:10} pet {r['pet']:.2f} imagenet {r['imagenet']:.2f} centre {r['centre']:.2f} face {r['face']:.2f} {r['species']:10} {r['view']:13} "
+            print(f"  {r['file'][:48]:48} {r['label']:10} pet {r['pet']:.2f} face {r['face']:.2f} {r['species']:10} {r['view']:13} "
                   f"mouth {r.get('mouth', float('nan')):.2f} (1st {r.get('mouth_first_pass', float('nan')):.2f}){flag}")
-        none = sorted((r['pet'], r['imagenet'], r['centre'], r['face']) for r in rows if r['label'] == 'none')
-        pets = sorted((r['pet'], r['imagenet'], r['centre'], r['face']) for r in rows if r['label'] != 'none')
-        print(f'  no-pet scores (pet, imagenet, centre, face): {none}')
+        none = sorted((r['pet'], r['face']) for r in rows if r['label'] == 'none')
+        pets = sorted((r['pet'], r['face']) for r in rows if r['label'] != 'none')
+        print(f'  no-pet scores (pet, face): {none}')
         print(f'  lowest pet scores: {pets[:12]}')
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))

@@ -1,4 +1,5 @@
-"""python -m petface.export [--checkpoints DIR] [--out DIR]: the trained networks as the ONNX files the render node loads.
+"""python -m petface.export [--stage detector|landmarks|all] [--checkpoints DIR] [--out DIR]: the trained networks as the
+ONNX files the render node loads (--stage: only the network retrained, the other file left as it is).
 
 Each file carries in its metadata what the service needs to feed it and read it (sizes, strides, class and
 landmark names), so the TypeScript side has no copy of these constants.
@@ -14,9 +15,9 @@ import onnx
 import torch
 
 from .augment import GREY, LANDMARK_SIDE
-from .dataset import CLASSES, IMAGENET_PET_CLASSES, CROP_SIDE_IN_RADII, MIN_RADIUS, SPECIES, VIEWS, default_data_dir, is_validation
+from .dataset import CLASSES, CROP_SIDE_IN_RADII, MIN_RADIUS, SPECIES, VIEWS, default_data_dir, is_validation
 from .nets import DETECTOR_STRIDE, LANDMARK_STRIDE, LANDMARKS, OFFSET_UNIT, Landmarks, load_detector
-from .pipeline import DETECTOR_SIDE, PEAK_WINDOW
+from .pipeline import DETECTOR_SIDE, MIN_FACE_SCORE, MIN_PET_PROBABILITY, PEAK_WINDOW
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / 'models'
 OPSET = 17
@@ -40,29 +41,38 @@ def export(model: torch.nn.Module, side: int, outputs: list[str], metadata: dict
     onnx.save(proto, str(path))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--checkpoints', type=Path, default=Path(__file__).resolve().parents[1] / 'checkpoints')
-    parser.add_argument('--out', type=Path, default=MODELS_DIR)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-
-    detector = load_detector(args.checkpoints / 'detector.pt')
-    detector.with_imagenet = True
-    export(detector, DETECTOR_SIDE, ['classes', 'centre', 'offsets', 'imagenet'], {
+def export_detector(checkpoint: Path, out: Path) -> None:
+    detector = load_detector(checkpoint)
+    detector.with_imagenet = False  # the ImageNet head only carries the teacher's knowledge during training
+    export(detector, DETECTOR_SIDE, ['classes', 'centre', 'offsets'], {
         'petsing_face_stage': 'detector', 'input_side': str(DETECTOR_SIDE), 'stride': str(DETECTOR_STRIDE),
         'offset_unit': str(OFFSET_UNIT), 'classes': ','.join(CLASSES), 'fill': str(GREY[0]),
-        'imagenet_pet_classes': ','.join(f'{a}-{b}' for a, b in IMAGENET_PET_CLASSES),
-    }, args.out / 'petface-detector.onnx')
+        'min_pet_probability': str(MIN_PET_PROBABILITY),
+    }, out / 'petface-detector.onnx')
 
+
+def export_landmarks(checkpoint: Path, out: Path) -> None:
     landmarks = Landmarks(pretrained=False)
-    landmarks.load_state_dict(torch.load(args.checkpoints / 'landmarks.pt', map_location='cpu'))
+    landmarks.load_state_dict(torch.load(checkpoint, map_location='cpu'))
     export(landmarks, LANDMARK_SIDE, ['heatmaps', 'attributes'], {
         'petsing_face_stage': 'landmarks', 'input_side': str(LANDMARK_SIDE), 'stride': str(LANDMARK_STRIDE),
         'crop_side_in_radii': str(CROP_SIDE_IN_RADII), 'min_radius': str(MIN_RADIUS), 'peak_window': str(PEAK_WINDOW),
         'landmarks': ','.join(LANDMARKS), 'views': ','.join(VIEWS), 'species': ','.join(SPECIES),
-        'attributes': ','.join(attribute_names()), 'fill': str(GREY[0]),
-    }, args.out / 'petface-landmarks.onnx')
+        'attributes': ','.join(attribute_names()), 'fill': str(GREY[0]), 'min_face_score': str(MIN_FACE_SCORE),
+    }, out / 'petface-landmarks.onnx')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--checkpoints', type=Path, default=Path(__file__).resolve().parents[1] / 'checkpoints')
+    parser.add_argument('--out', type=Path, default=MODELS_DIR)
+    parser.add_argument('--stage', choices=['detector', 'landmarks', 'all'], default='all')
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.stage in ('detector', 'all'):
+        export_detector(args.checkpoints / 'detector.pt', args.out)
+    if args.stage in ('landmarks', 'all'):
+        export_landmarks(args.checkpoints / 'landmarks.pt', args.out)
     annotations = json.loads((default_data_dir() / 'landmarks.json').read_text())
     held_out = [name for name in sorted(annotations) if is_validation(name) and annotations[name]['species'] != 'skip']
     (args.out / 'held-out.txt').write_text(''.join(f'{name}\n' for name in held_out))

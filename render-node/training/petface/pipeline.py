@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .augment import LANDMARK_SIDE, apply, letterbox_matrix, to_tensor_array, warp
-from .dataset import CLASSES, IMAGENET_PET_CLASSES, SPECIES, VIEWS, crop_matrix, face_frame
+from .dataset import CLASSES, SPECIES, VIEWS, crop_matrix, face_frame
 from .nets import DETECTOR_STRIDE, LANDMARK_STRIDE, OFFSET_UNIT
 
 DETECTOR_SIDE = 256
@@ -18,14 +18,15 @@ PEAK_WINDOW = 2
 # maxima of at least this share of the strongest). The next is tried only while none looked like a face.
 CANDIDATES = 3
 CANDIDATE_SHARE = 0.1
+# A photo holds a pet when the detector's "a supported pet" probability and the landmark model's face score
+# reach these (chosen on the held-out split: render-node/models/README.md). Exported into the ONNX metadata.
+MIN_PET_PROBABILITY = 0.95
 MIN_FACE_SCORE = 0.5
 
 
 @dataclass
 class Found:
     pet_probability: float
-    imagenet_pet: float  # the share of the ImageNet head's belief on pet classes
-    centre_score: float
     face_score: float
     species: str
     species_probabilities: np.ndarray
@@ -51,19 +52,13 @@ def peak(channel: np.ndarray, stride: int) -> np.ndarray:
     return np.array([(weights * xs).sum() + 0.5, (weights * ys).sum() + 0.5]) * stride
 
 
-def imagenet_pet_share(logits: torch.Tensor) -> float:
-    probs = logits.softmax(-1).flatten()
-    return float(sum(probs[a : b + 1].sum() for a, b in IMAGENET_PET_CLASSES))
-
-
-def run_detector(detector, photo: np.ndarray, with_imagenet: bool = False):
+def run_detector(detector, photo: np.ndarray):
     h, w = photo.shape[:2]
     matrix = letterbox_matrix(w, h, DETECTOR_SIDE)
     image = warp(photo, matrix, DETECTOR_SIDE, DETECTOR_SIDE)
-    detector.with_imagenet = with_imagenet
+    detector.with_imagenet = False
     with torch.no_grad():
-        outputs = detector(torch.from_numpy(to_tensor_array(image))[None])
-    logits, centre, offsets = outputs[:3]
+        logits, centre, offsets = detector(torch.from_numpy(to_tensor_array(image))[None])
     probs = logits.softmax(1)[0].numpy()
     heat = centre[0, 0].sigmoid().numpy()
     candidates = []
@@ -71,8 +66,7 @@ def run_detector(detector, photo: np.ndarray, with_imagenet: bool = False):
         cell = np.array([i, j]) * DETECTOR_STRIDE + DETECTOR_STRIDE / 2
         key = cell + offsets[0, :, j, i].numpy().reshape(4, 2) * OFFSET_UNIT
         candidates.append((float(heat[j, i]), apply(invert(matrix), key)))
-    found = probs, candidates
-    return found + (imagenet_pet_share(outputs[3]),) if with_imagenet else found
+    return probs, candidates
 
 
 def local_maxima(heat: np.ndarray) -> list[tuple[int, int]]:
@@ -109,23 +103,53 @@ def face_score(attributes: np.ndarray) -> float:
     return float(1 / (1 + np.exp(-attributes[len(VIEWS) + 1])))
 
 
-def detect(detector, landmarks, photo: np.ndarray, passes: int = 2) -> Found:
-    probs, candidates, imagenet_pet = run_detector(detector, photo, with_imagenet=True)
+LANDMARK_PASSES = 3
+
+
+def key_of(points: np.ndarray) -> np.ndarray:
+    return np.stack([points[:2].mean(0), points[2], points[3], points[4]])
+
+
+def look(detector, landmarks, photo: np.ndarray, turns: int, passes: int):
+    """The detector on the photo turned clockwise by `turns` quarter turns, its candidates tried by the landmark model
+    on the photo itself, the most face-like refined (`passes` in all): (face score, class probabilities, points,
+    attributes, first-pass points)."""
+    h, w = photo.shape[:2]
+    probs, candidates = run_detector(detector, np.rot90(photo, -turns).copy())
     tried = []
-    for centre_score, key in candidates:
+    for _, key in candidates:
+        key = unturn(key, turns, w, h)
         points, attributes = run_landmarks(landmarks, photo, key)
-        tried.append((face_score(attributes), centre_score, points, attributes))
+        tried.append((face_score(attributes), probs, points, attributes))
         if tried[-1][0] >= MIN_FACE_SCORE:
             break
-    _, centre_score, points, attributes = max(tried, key=lambda t: t[0])
-    first = points
+    _, _, first, attributes = max(tried, key=lambda t: t[0])
+    points = first
     for _ in range(passes - 1):
-        points, attributes = run_landmarks(landmarks, photo, np.stack([points[:2].mean(0), points[2], points[3], points[4]]))
-    turns = quarter_turns(points)
-    if turns:
-        # A head turned sideways or upside down: the photo is asked again turned so the head is upright, as the
-        # classifier has seen most pets.
-        probs, _, imagenet_pet = run_detector(detector, np.rot90(photo, -turns).copy(), with_imagenet=True)
+        points, attributes = run_landmarks(landmarks, photo, key_of(points))
+    return face_score(attributes), probs, points, attributes, first
+
+
+def unturn(points: np.ndarray, turns: int, w: int, h: int) -> np.ndarray:
+    """Points of the photo turned clockwise `turns` times, back in the photo's own pixels."""
+    for k in range(turns):
+        # Undo one clockwise turn of an image whose size before that turn was (w, h) or (h, w).
+        th = h if (turns - 1 - k) % 2 == 0 else w
+        points = np.stack([points[:, 1], th - points[:, 0]], 1)
+    return points
+
+
+def detect(detector, landmarks, photo: np.ndarray, passes: int = LANDMARK_PASSES) -> Found:
+    confidence = lambda found: found[0] * (1 - found[1][0])  # noqa: E731  face score × pet probability
+    best = look(detector, landmarks, photo, 0, passes)
+    turns = quarter_turns(best[2])
+    if turns or best[0] < MIN_FACE_SCORE:
+        # A head turned sideways or upside down, or no face where the detector looked: one more look with the photo
+        # turned (so the head is upright, or upside down), as the detector has seen most pets upright. The surer wins.
+        again = look(detector, landmarks, photo, turns or 2, passes)
+        if confidence(again) >= confidence(best):
+            best = again
+    score, probs, points, attributes, first = best
     v = len(VIEWS)
     sigmoid = lambda x: float(1 / (1 + np.exp(-x)))  # noqa: E731
     species_logits = attributes[v + 2 :]
@@ -133,7 +157,7 @@ def detect(detector, landmarks, photo: np.ndarray, passes: int = 2) -> Found:
     crop_species /= crop_species.sum()
     species = (probs[1:] / max(probs[1:].sum(), 1e-6) + crop_species) / 2
     return Found(
-        pet_probability=float(1 - probs[0]), imagenet_pet=imagenet_pet, centre_score=centre_score, face_score=sigmoid(attributes[v + 1]),
+        pet_probability=float(1 - probs[0]), face_score=score,
         species=SPECIES[int(species.argmax())], species_probabilities=species,
         view=VIEWS[int(attributes[:v].argmax())], mouth_open=sigmoid(attributes[v]), points=points, first_points=first,
     )

@@ -1,4 +1,4 @@
-"""python -m petface.train [--stage detector|landmarks|all] [--epochs N] [--limit N] [--out DIR]
+"""python -m petface.train [--stage detector|landmarks|all] [--epochs N] [--landmark-epochs N] [--limit N] [--out DIR]
 
 Trains the detector and the landmark model on ../shared/petfaces (the fixed split keeps VALIDATION_SHARE of
 every species out), evaluates them on the held-out photos, and writes checkpoints to --out.
@@ -192,8 +192,9 @@ def evaluate_landmarks(model, samples: list[Sample]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument('--stage', choices=['detector', 'landmarks', 'all'], default='all', help='which network to train (all: the landmark model first)')
-    parser.add_argument('--epochs', type=int, default=30)
-    parser.add_argument('--landmark-epochs', type=int, default=None)
+    # The defaults trained the committed files (render-node/models/README.md).
+    parser.add_argument('--epochs', type=int, default=22, help="the detector's epochs")
+    parser.add_argument('--landmark-epochs', type=int, default=30)
     parser.add_argument('--limit', type=int, default=0, help='use only this many photos (a quick check that training runs)')
     parser.add_argument('--batch', type=int, default=32)
     parser.add_argument('--lr', type=float, default=1e-3)
@@ -230,7 +231,7 @@ def main() -> None:
     if args.stage in ('landmarks', 'all'):
         model = Landmarks(pretrained)
         loader = DataLoader(LandmarkSet(train, True), **loader_options)
-        fit(model, loader, args.landmark_epochs or args.epochs, args.lr, landmark_step_losses, log,
+        fit(model, loader, args.landmark_epochs, args.lr, landmark_step_losses, log,
             lambda m: evaluate_landmarks(m, held_out), args.out / 'landmarks.pt')
     if args.stage in ('detector', 'all'):
         model = Detector(pretrained)
