@@ -540,7 +540,8 @@ describe('the web app in Chromium', () => {
       console.log(`mouth motion: ${JSON.stringify(measured)}`);
       expect(distance(onlyRight, rightMouth), JSON.stringify(measured)).toBeLessThan(0.1);
       expect(distance(onlyWrong, wrongMouth), JSON.stringify(measured)).toBeLessThan(0.1);
-      expect(distance(onlyWrong, rightMouth), JSON.stringify(measured)).toBeGreaterThan(0.25);
+      // Nearer the wrong marker than the real mouth: the marker, not the model, placed the moving mouth.
+      expect(distance(onlyWrong, rightMouth), JSON.stringify(measured)).toBeGreaterThan(distance(wrongMouth, rightMouth) / 2);
       // Each video's own motion centre moves the way the marker moved.
       const moved = { x: measured.wrongCentre.x - measured.rightCentre.x, y: measured.wrongCentre.y - measured.rightCentre.y };
       const dragged = { x: wrongMouth.x - rightMouth.x, y: wrongMouth.y - rightMouth.y };

@@ -6,7 +6,7 @@ import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { awayFromWindowEdge, createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
-import { petPhoto } from '../../test/support/pet-photo.ts';
+import { PET_PHOTO_MOUTH, petPhoto } from '../../test/support/pet-photo.ts';
 
 
 describe('/v1 videos', () => {
@@ -67,7 +67,8 @@ describe('/v1 videos', () => {
 
   it('fails a video whose photo cannot be downloaded, with a reason, and refunds the credit', async () => {
     const account = await newAccount('gone@example.com', 1);
-    const { body } = await call('createApiVideo', 'POST', '/v1/videos', account.readWrite, createRequest('/missing.png'));
+    // With a mouth hint the URL is only vetted at create (no photo check before the charge): the render fetches it.
+    const { body } = await call('createApiVideo', 'POST', '/v1/videos', account.readWrite, { ...createRequest('/missing.png'), face: { mouth: PET_PHOTO_MOUTH } });
     expect(body.credits_remaining).toBe(0);
     let video: Json;
     await waitFor('the video to fail', async () => {

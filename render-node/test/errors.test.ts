@@ -128,12 +128,12 @@ describe('awkward framing', () => {
     const sharp = (await import('sharp')).default;
     // A wide close-up of a real kitten: the photo ends 10 px below its mouth, above its chin (annotated 15 px below).
     const path = join(dir, 'chin-cut.png');
-    await sharp(await petPhoto(512)).extract({ left: 0, top: 96, width: 512, height: 150 }).png().toFile(path);
+    await sharp(await petPhoto(512)).extract({ left: 0, top: 40, width: 512, height: 206 }).png().toFile(path);
     const outputPath = join(dir, 'chin-cut.mp4');
     const result = await renderVideo({ imagePath: path, audioPath: songPath, outputPath, thumbnailPath: join(dir, 'chin-cut.jpg'), watermark: false, width: 256, logger: testLogger });
     // The square stays inside the photo, its full height.
     expect(result.framing.top).toBe(0);
-    expect(result.framing.height).toBe(150);
+    expect(result.framing.height).toBe(206);
     expect(await exists(outputPath)).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { renderSamplePet } from '@petsing/render-node';
+import { petPhoto } from '../../test/support/pet-photo.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
 import { createUserUrlFetcher, systemResolver } from '../../control-plane/src/media/safe-fetch.ts';
@@ -20,7 +20,7 @@ describe('@petsing/sdk with webhooks', () => {
   const hook = (path: string) => `http://${RECEIVER_HOST}:${receiver.port}${path}`;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver(await renderSamplePet(256));
+    receiver = await startWebhookReceiver(await petPhoto(256));
     const fetcher = createUserUrlFetcher({
       addressPolicy: { checkAddress: (address) => (address === '127.0.0.1' ? null : classifyAddress(address)), extraPorts: [receiver.port], allowHttp: true },
       resolver: async (host, signal) => (host === RECEIVER_HOST ? [{ address: '127.0.0.1', family: 4 }] : systemResolver(host, signal)),

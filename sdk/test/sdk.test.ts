@@ -10,6 +10,7 @@ import { startRenderingService, type startImageHost } from '../../test/support/i
 import { serviceProcessEnv, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { Petsing, PetsingError, VideoFailedError, WaitTimeoutError, type ApiVideo, type CreateVideoRequest, type PetsingOptions } from '../src/index.ts';
+import { PET_PHOTO_MOUTH } from '../../test/support/pet-photo.ts';
 
 const run = promisify(execFile);
 const CAT_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets', 'cat-01.jpg');
@@ -115,7 +116,8 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
   it('rejects waitForVideo with VideoFailedError carrying the video\'s code, WaitTimeoutError after timeoutMs and the signal\'s reason', async () => {
     const account = await createTestAccount(service.context, 'sdk-fail@example.com', 1);
     const petsing = client(account.readWrite, { pollIntervalMs: 500 });
-    const broken = await petsing.createVideo(fromUrl('/missing.png'));
+    // With a mouth hint the URL is only vetted at create (no photo check before the charge): the render fails on it.
+    const broken = await petsing.createVideo({ ...fromUrl('/missing.png'), face: { mouth: PET_PHOTO_MOUTH } });
     const failure = await petsing.waitForVideo(broken.id, { timeoutMs: 60_000 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(VideoFailedError);
     expect(failure).toMatchObject({ code: 'image_url_unreachable', video: { id: broken.id, status: 'failed' } });

@@ -162,6 +162,8 @@ export type TemplatePreviewInput = z.infer<typeof TemplatePreviewInput>;
 
 export const TemplatePreviewPlan = z.object({
   imageKey: z.string(),
+  /** The drawn sample pet's landmarks: a drawing is no photo the pet-face model accepts, so they are given. */
+  face: FaceHints.optional(),
   preparedAudio: PreparedAudio,
   outputKey: z.string(),
   thumbnailKey: z.string(),

@@ -1,5 +1,6 @@
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
+import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from './template.service.ts';
 import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -79,6 +80,7 @@ export class VideoRenderService {
     const keys = templateObjectKeys(templateId);
     return {
       imageKey: SAMPLE_PET_KEY,
+      face: SAMPLE_PET_FACE,
       preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 },
       outputKey: keys.previewVideo,
       thumbnailKey: keys.previewThumbnail,

@@ -193,6 +193,7 @@ export async function renderTemplatePreview(input: TemplatePreviewInput): Promis
     watermark: false,
     outputKey: plan.outputKey,
     thumbnailKey: plan.thumbnailKey,
+    ...(plan.face ? { face: plan.face } : {}),
     ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
   });
   await control.completeTemplatePreview({ templateId: input.templateId, outputKey: result.outputKey });
