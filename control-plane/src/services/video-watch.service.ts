@@ -138,11 +138,22 @@ export class VideoWatchService {
    * the service stops); undefined when it does not exist (or was deleted meanwhile).
    */
   async waitForTerminal(userId: string, videoId: string, waitMs: number, signal: AbortSignal): Promise<Video | undefined> {
-    const stop = AbortSignal.any([signal, AbortSignal.timeout(waitMs)]);
-    let latest: Video | undefined;
-    for await (const { video } of this.follow(userId, videoId, stop)) latest = video;
-    if (latest && isTerminal(latest.status)) return latest;
-    return this.read(userId, videoId);
+    // A timer of its own: under AbortSignal.any(), an AbortSignal.timeout() can be garbage collected before it
+    // fires (nodejs/node#57736), which left a wait open for minutes.
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), waitMs);
+    const onAbort = () => stop.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    try {
+      let latest: Video | undefined;
+      for await (const { video } of this.follow(userId, videoId, stop.signal)) latest = video;
+      if (latest && isTerminal(latest.status)) return latest;
+      return await this.read(userId, videoId);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /** Calls `changed` with every status notification of any video (the status websocket's fan-out), until unsubscribed. */
