@@ -385,7 +385,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
       }
       const species = found.species.map((p, i) => (p + answer.species[i]!) / 2);
       const speciesName = PetSpecies.options[species.indexOf(Math.max(...species))]!;
-      return toFace(answer, found.petProbability * answer.faceScore, speciesName, name);
+      return toFace(answer, confidence(best), speciesName, name);
     },
     async detectAround(image, mouth, near) {
       // The face's turn from the face found elsewhere, else upright; its size unknown, so a few are tried and
