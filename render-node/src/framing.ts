@@ -1,5 +1,7 @@
-import type { VideoAspect } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, type FoundFace, type VideoAspect } from '@petsing/workflows';
 import { faceLength, type PetFace } from './pet-face.ts';
+
+export const DEFAULT_OUTPUT_WIDTH = 720;
 
 /** Width over height of each output shape. */
 export const ASPECT_RATIO: Record<VideoAspect, number> = { square: 1, '9:16': 9 / 16, '4:5': 4 / 5 };
@@ -16,6 +18,14 @@ const FACE_CENTRE_FROM_TOP: Record<VideoAspect, number> = { square: 0.5, '4:5': 
 const HEAD_MARGIN = 1.1;
 /** A small photo is enlarged at most this much: beyond it, fur turns to mush. */
 export const MAX_UPSCALE = 2;
+/**
+ * A head shown at less than this share of the size its shape frames it at (a small pet in the photo,
+ * which the 2× rule keeps from being brought up to fill the frame) is a "small-face" framing.
+ */
+const SMALL_FACE_FILL = 0.6;
+
+/** Whether the head fills the frame as its shape intends, or is too small in the photo to (said on the photo check and by the render). */
+export type FaceFit = NonNullable<FoundFace['framing']>;
 
 export interface Framing {
   /**
@@ -27,6 +37,7 @@ export interface Framing {
   /** Output frame size (even). */
   width: number;
   height: number;
+  fit: FaceFit;
 }
 
 const even = (value: number) => Math.max(2, 2 * Math.round(value / 2));
@@ -38,23 +49,26 @@ function place(centre: number, size: number, limit: number): number {
 }
 
 /**
- * Picks the part of the photo to show and the output size: the head centred and whole (chin
- * included) in the requested shape. A small photo gives a smaller video of the same shape (rounded
- * to even pixels): at most the photo's own resolution, and the shown part never enlarged more than
- * MAX_UPSCALE.
+ * Picks the part of the photo to show and the output size: the head centred and whole (eyes and chin
+ * always, with a margin) in the requested shape, brought up to fill the frame. The shown part is never
+ * enlarged more than MAX_UPSCALE: a head too small for that is shown with more of the photo around it
+ * (`fit: 'small-face'`), and a small photo gives a smaller video of the same shape (rounded to even
+ * pixels, at most the photo's own resolution).
  */
 export function frameFace(imageWidth: number, imageHeight: number, face: PetFace, aspect: VideoAspect, outputWidth: number): Framing {
   const ratio = ASPECT_RATIO[aspect];
   const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
   const faceWidth = Math.max(2 * eyeDistance, 1.6 * faceLength(face));
-  // At least a quarter of the photo, so a face found tiny still shows some of the pet.
-  const wanted = Math.max(faceWidth * FRAME_WIDTH_IN_FACE_WIDTHS[aspect], 0.25 * Math.min(imageWidth, imageHeight * ratio));
-  // The whole head with a margin, even where that means showing more than the photo holds.
+  const wanted = faceWidth * FRAME_WIDTH_IN_FACE_WIDTHS[aspect];
+  const photoWidth = Math.min(imageWidth, imageHeight * ratio);
+  // Enough of the photo to make the requested width without enlarging it more than MAX_UPSCALE.
+  const fillable = Math.max(wanted, Math.min(outputWidth / MAX_UPSCALE, photoWidth));
+  // The whole head with a margin, even where that means showing more than the photo holds. Ears and
+  // cheeks reach past the landmarks: the head is at least 1.2 face widths across. A square always fits
+  // inside the photo, so only the tall shapes may reach past its edges.
   const head = face.head;
-  // Ears and cheeks reach past the landmarks: the head is at least 1.2 face widths across. A square
-  // always fits inside the photo, so only the tall shapes may reach past its edges.
   const headFits = aspect === 'square' ? 0 : HEAD_MARGIN * Math.max(head.width, 1.2 * faceWidth, head.height * ratio);
-  const width = Math.max(2, Math.min(wanted, imageWidth, imageHeight * ratio), headFits);
+  const width = Math.max(2, Math.min(fillable, photoWidth), headFits);
   const height = width / ratio;
   const centreX = ((face.eyes[0][0] + face.eyes[1][0]) / 2 + face.chin[0]) / 2;
   const centreY = ((face.eyes[0][1] + face.eyes[1][1]) / 2 + face.chin[1]) / 2;
@@ -66,5 +80,10 @@ export function frameFace(imageWidth: number, imageHeight: number, face: PetFace
   };
   // Never more pixels than the photo has in this shape, and never the shown part enlarged beyond 2×.
   const outWidth = even(Math.min(outputWidth, imageWidth, imageHeight * ratio, crop.width * MAX_UPSCALE));
-  return { crop, width: outWidth, height: even(outWidth / ratio) };
+  const fit: FaceFit = wanted < SMALL_FACE_FILL * width ? 'small-face' : 'whole-head';
+  return { crop, width: outWidth, height: even(outWidth / ratio), fit };
 }
+
+/** How a default video (square, 720 px) would frame a photo's face: what the photo check says. */
+export const defaultFit = (imageWidth: number, imageHeight: number, face: PetFace): FaceFit =>
+  frameFace(imageWidth, imageHeight, face, DEFAULT_VIDEO_ASPECT, DEFAULT_OUTPUT_WIDTH).fit;

@@ -5,19 +5,18 @@ export type IdlePose = Pick<RigPose, 'blink' | 'headX' | 'headY'>;
 
 /**
  * Life beyond the mouth, in output pixels and seconds. The head nods on sung syllables and sways
- * with phrases, both scaled by how much the pet is singing, so it settles in pauses; breathing goes
- * on throughout. Amplitudes are a share of the face length, capped so a close-up never wobbles.
+ * with phrases, both scaled by how much the pet is singing, so it settles in pauses. Amplitudes are a
+ * share of the face length, capped so a close-up never wobbles. There is no breathing: the head moves
+ * by whole pixels, so a breath under half a pixel never showed and a larger one was a one-pixel jerk in
+ * every pause (it hid a small mouth's motion from the eye: docs/benchmarks.md).
  */
 export const IDLE_LIFE = {
   headShare: 0.012,
-  headMinPixels: 1,
+  headMinPixels: 0,
   headMaxPixels: 3,
   swayPeriodSeconds: 3.9,
   bobPeriodSeconds: 2.3,
-  breathPeriodSeconds: 3.3,
-  breathPixels: 0.6,
-  /** Eyes blink every few seconds, at irregular intervals, and take a quarter of a second. */
-  blinkEverySeconds: [2.6, 5.4] as const,
+  /** A blink takes a quarter of a second; how often depends on the species (species-rig.ts). */
   firstBlinkSeconds: 1.1,
   blinkClose: 0.08,
   blinkHold: 0.04,
@@ -44,17 +43,20 @@ function blinkAmount(sinceStart: number): number {
   return opening < blinkOpen ? 1 - opening / blinkOpen : 0;
 }
 
-/** Blinks, head motion and breath for each frame of `voice`; all zero when `enabled` is false. */
-export function idlePoses(voice: VoiceTrack, faceLengthPixels: number, enabled: boolean): IdlePose[] {
+/**
+ * Blinks and head motion for each frame of `voice`; all zero when `enabled` is false. Blinks come
+ * at irregular intervals within `blinkEvery` seconds, or never when it is null.
+ */
+export function idlePoses(voice: VoiceTrack, faceLengthPixels: number, enabled: boolean, blinkEvery: readonly [number, number] | null): IdlePose[] {
   const { fps, frames } = voice;
   if (!enabled) return Array.from({ length: frames }, () => ({ blink: 0, headX: 0, headY: 0 }));
   const amplitude = Math.min(IDLE_LIFE.headMaxPixels, Math.max(IDLE_LIFE.headMinPixels, IDLE_LIFE.headShare * faceLengthPixels));
   const next = random(frames * 7919 + Math.round(faceLengthPixels));
   const blinkStarts: number[] = [];
   const duration = frames / fps;
-  for (let t = IDLE_LIFE.firstBlinkSeconds; t < duration; ) {
+  for (let t = IDLE_LIFE.firstBlinkSeconds; blinkEvery && t < duration; ) {
     blinkStarts.push(t);
-    const [shortest, longest] = IDLE_LIFE.blinkEverySeconds;
+    const [shortest, longest] = blinkEvery;
     t += shortest + (longest - shortest) * next();
   }
   // The nod: a soft dip that follows syllable accents (a critically damped response, not a twitch).
@@ -78,11 +80,10 @@ export function idlePoses(voice: VoiceTrack, faceLengthPixels: number, enabled: 
     const singing = voice.singing[f]!;
     const sway = Math.sin((2 * Math.PI * t) / IDLE_LIFE.swayPeriodSeconds);
     const bob = Math.sin((2 * Math.PI * t) / IDLE_LIFE.bobPeriodSeconds + 1);
-    const breath = IDLE_LIFE.breathPixels * Math.sin((2 * Math.PI * t) / IDLE_LIFE.breathPeriodSeconds);
     return {
       blink,
       headX: amplitude * singing * sway,
-      headY: amplitude * (0.7 * nod[f]! + 0.35 * singing * bob) - breath,
+      headY: amplitude * (0.7 * nod[f]! + 0.35 * singing * (0.5 + 0.5 * bob)),
     };
   });
 }

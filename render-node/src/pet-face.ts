@@ -157,7 +157,7 @@ export function headAround(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin
  * kept exactly. A found face fills in the rest when it agrees with them (its mouth within one face length
  * of the given one; the pet-face model looks for it around the given mouth): its eyes and nose where the
  * model saw them, its chin unless the given mouth lies below it, in which case the chin keeps its distance
- * under the given mouth (a hint that contradicts the model wins). With no such face, the rest is estimated
+ * under the given mouth (a hint that contradicts the model wins; so does a given species). With no such face, the rest is estimated
  * from typical pet proportions around the given mouth (a sixth of the photo's shorter side long), and no
  * eyelids are drawn on eyes so placed.
  */
@@ -186,7 +186,7 @@ export function applyHints(found: PetFace | null, hints: FaceHints, width: numbe
     head: headAround({ eyes, nose, mouth, chin }, length),
     method: base ? `${base.method}, with the given mouth` : 'given by the person',
     eyesEstimated: hints.eyes ? false : base ? Boolean(base.eyesEstimated) : true,
-    ...(base?.species ? { species: base.species } : {}),
+    ...(hints.species ?? base?.species ? { species: hints.species ?? base?.species } : {}),
     ...(base?.view ? { view: base.view } : {}),
     ...(base?.mouthOpen === undefined ? {} : { mouthOpen: base.mouthOpen }),
   };

@@ -11,7 +11,7 @@ import { bundledPetFaceModel } from './pet-face-model.ts';
 import { FaceRig, type RigPose } from './face-rig.ts';
 import { defaultRigThreads, RigPool, sharedFrameBuffer } from './rig-pool.ts';
 import { FfmpegEncoder } from './ffmpeg-encoder.ts';
-import { frameFace } from './framing.ts';
+import { DEFAULT_OUTPUT_WIDTH, frameFace, type FaceFit } from './framing.ts';
 import { decodeImage, type RgbImage } from './image-decoder.ts';
 import type { LipSyncModel } from './lipsync-model.ts';
 import { silentLogger, type Logger } from './logger.ts';
@@ -20,10 +20,10 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
+import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { keyframedTrack, voiceTrack } from './voice-driver.ts';
 import { createWatermark } from './watermark.ts';
 
-export const DEFAULT_OUTPUT_WIDTH = 720;
 
 export interface RenderVideoOptions {
   /** A learned lip-sync model (the Wav2Lip contract, RENDER_MODEL_PATH); absent: the face rig animates the photo itself. */
@@ -50,7 +50,7 @@ export interface RenderVideoOptions {
   mouthTrack?: MouthTrack;
   /** Worker threads drawing the face rig's frames; 0 draws on the render loop's thread. Default: defaultRigThreads(). */
   rigThreads?: number;
-  /** Blinks, head motion and breathing (the face rig); on by default. */
+  /** Blinks and head motion (the face rig); on by default. */
   idleMotion?: boolean;
   /** x264 preset, default veryfast. */
   preset?: string;
@@ -85,6 +85,8 @@ export interface RenderResult {
   face: PetFace;
   /** The part of the photo shown in the output, in the same pixels. */
   framing: { left: number; top: number; width: number; height: number };
+  /** Whether the head fills the frame, or the pet is too small in the photo to (framing.ts). */
+  fit: FaceFit;
 }
 
 const FRAME_POOL = 4;
@@ -142,6 +144,7 @@ export interface PreparedJob {
   /** The face in the photo's own pixels (after orientation), as the CLI and the API speak them. */
   face: PetFace;
   framing: RenderResult['framing'];
+  fit: FaceFit;
   audio: DecodedAudio;
   timings: Pick<StageTimings, 'decode' | 'detect'>;
 }
@@ -177,7 +180,7 @@ export async function prepareJob(
   const sy = framing.height / box.height;
   const frameFaceValue = mapFace(found, (x, y) => [(x - box.left) * sx, (y - box.top) * sy], (sx + sy) / 2);
   const detect = performance.now() - mark;
-  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, audio, timings: { decode, detect } };
+  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, fit: framing.fit, audio, timings: { decode, detect } };
 }
 
 /**
@@ -222,13 +225,13 @@ interface Synthesis {
   close(): Promise<void>;
 }
 
-/** The face rig: the voice (or the song's keyframes) drives the jaw, idle life adds blinks, head motion and breath. */
+/** The face rig: the voice (or the song's keyframes) drives the jaw, idle life adds blinks and head motion. */
 async function rigSynthesis(job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
   const mark = performance.now();
   const voice = options.mouthTrack ? keyframedTrack(options.mouthTrack, fps, frames) : voiceTrack(job.audio.samples, job.audio.sampleRate, fps, frames);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
-  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion);
+  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, BLINK_EVERY[mouthKindOf(job.frameFace.species)]);
   const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
@@ -417,5 +420,6 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     stageTimings: timings,
     face: job.face,
     framing: job.framing,
+    fit: job.fit,
   };
 }

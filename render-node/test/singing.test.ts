@@ -6,8 +6,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VideoAspect } from '@petsing/workflows';
 import { MAX_UPSCALE } from '../src/framing.ts';
-import { renderVideo, type RenderResult } from '../src/render-pipeline.ts';
-import { decodeRegion, decodeSamples, meanAbsDiff, pearson, tempDir, testLogger, writeSilence, type Box } from './helpers.ts';
+import { renderVideo } from '../src/render-pipeline.ts';
+import { decodeRegion, decodeSamples, meanAbsDiff, tempDir, testLogger, writeSilence } from './helpers.ts';
+import { boxAround, even, faceUnit, measureSinging, stillFrame, toFrame, windowOf, type Crop } from './render-measures.ts';
 import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
 import { writeSungClip, type SungClip } from './sung-clip.ts';
 
@@ -30,74 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-type Crop = RenderResult['framing'];
-const even = (v: number) => 2 * Math.round(v / 2);
-
-/** A photo point in output-frame pixels, through the crop the render reports. */
-function toFrame(crop: Crop, width: number, [x, y]: [number, number]): [number, number] {
-  const scale = width / crop.width;
-  return [(x - crop.left) * scale, (y - crop.top) * scale];
-}
-
-function faceUnit(annotation: Annotation): number {
-  const [[x0, y0], [x1, y1]] = annotation.eyes!;
-  return Math.hypot((x0 + x1) / 2 - annotation.chin![0], (y0 + y1) / 2 - annotation.chin![1]);
-}
-
-function boxAround(frameWidth: number, frameHeight: number, [x, y]: [number, number], size: number, below = 0.5): Box {
-  const side = even(Math.max(16, Math.min(size, frameWidth, frameHeight)));
-  return {
-    left: even(Math.min(frameWidth - side, Math.max(0, x - side / 2))),
-    top: even(Math.min(frameHeight - side, Math.max(0, y - side * (1 - below)))),
-    width: side,
-    height: side,
-  };
-}
-
-/** Variance of the Laplacian: how much fine detail (fur) a grey window holds. */
-function sharpness(grey: Uint8Array, width: number, height: number): number {
-  let sum = 0;
-  let squares = 0;
-  let n = 0;
-  for (let y = 1; y < height - 1; y++) {
-    for (let x = 1; x < width - 1; x++) {
-      const i = y * width + x;
-      const value = 4 * grey[i]! - grey[i - 1]! - grey[i + 1]! - grey[i - width]! - grey[i + width]!;
-      sum += value;
-      squares += value * value;
-      n++;
-    }
-  }
-  return squares / n - (sum / n) ** 2;
-}
-
-/** The photo as the output shows it without any animation: cut by the reported crop, scaled to the frame, grey. */
-async function stillFrame(file: string, crop: Crop, width: number, height: number): Promise<Uint8Array> {
-  return await sharp(join(PETS, file))
-    .rotate()
-    .extract({ left: Math.round(crop.left), top: Math.round(crop.top), width: Math.round(crop.width), height: Math.round(crop.height) })
-    .resize(width, height)
-    .greyscale()
-    .raw()
-    .toBuffer();
-}
-
-function windowOf(grey: Uint8Array, frameWidth: number, box: Box): Uint8Array {
-  const out = new Uint8Array(box.width * box.height);
-  for (let y = 0; y < box.height; y++) out.set(grey.subarray((box.top + y) * frameWidth + box.left, (box.top + y) * frameWidth + box.left + box.width), y * box.width);
-  return out;
-}
-
-/** The voice's loudness (RMS) in each video frame. */
-function vocalEnvelope(frames: number): number[] {
-  const perFrame = 16000 / FPS;
-  return Array.from({ length: frames }, (_, i) => {
-    let sum = 0;
-    for (let j = i * perFrame; j < (i + 1) * perFrame && j < voice.length; j++) sum += voice[j]! ** 2;
-    return Math.sqrt(sum / perFrame);
-  });
-}
 
 interface CliRender {
   crop: Crop;
@@ -122,30 +55,12 @@ describe('singing real pets, driven by the voice over a band that never stops', 
       // 720 px square, or less for a small photo: at most its own resolution, the shown part at most twice enlarged.
       const expected = even(Math.min(720, annotation.width, annotation.height, MAX_UPSCALE * render.crop.width));
       expect([render.width, render.height]).toEqual([expected, expected]);
-      const unit = faceUnit(annotation) * (render.width / render.crop.width);
-      const mouth = toFrame(render.crop, render.width, annotation.mouth!);
-      const mouthBox = boxAround(render.width, render.height, mouth, 0.6 * unit, 0.75);
-      const frames = await decodeRegion(render.path, mouthBox);
-      expect(frames.length).toBe(render.frames);
-      // The clip opens with 1.5 s of band alone: frame 10 is the closed mouth.
-      const change = frames.map((frame) => meanAbsDiff(frame, frames[10]!));
-      const envelope = vocalEnvelope(frames.length);
-      expect(pearson(change, envelope), 'mouth vs voice').toBeGreaterThanOrEqual(0.6);
-
-      // The frame corner farthest from the mouth: only idle life, if anything.
-      const far = boxAround(render.width, render.height, [mouth[0] < render.width / 2 ? render.width : 0, mouth[1] < render.height / 2 ? render.height : 0], 48);
-      const corner = await decodeRegion(render.path, far);
-      expect(Math.max(...corner.map((frame) => meanAbsDiff(frame, corner[10]!))), 'far corner').toBeLessThan(3);
-
-      // Fur above the eyes keeps the photo's sharpness (the head moves by whole pixels; nothing resamples it).
-      const [[x0, y0], [x1, y1]] = annotation.eyes!;
-      const [ex, ey] = toFrame(render.crop, render.width, [(x0 + x1) / 2, (y0 + y1) / 2]);
-      const furBox = boxAround(render.width, render.height, [ex, ey - 0.45 * unit], 0.35 * unit, 0.5);
-      const still = windowOf(await stillFrame(file, render.crop, render.width, render.height), render.width, furBox);
-      const reference = sharpness(still, furBox.width, furBox.height);
-      const ratios = (await decodeRegion(render.path, furBox)).map((frame) => sharpness(frame, furBox.width, furBox.height) / reference).sort((a, b) => a - b);
-      expect(ratios.reduce((a, b) => a + b, 0) / ratios.length, 'mean fur sharpness').toBeGreaterThanOrEqual(0.9);
-      expect(ratios[Math.floor(ratios.length / 10)]!, 'fur sharpness, 10th percentile frame').toBeGreaterThanOrEqual(0.8);
+      const measured = await measureSinging(render, file, annotation, voice, FPS);
+      expect(measured.frames).toBe(render.frames);
+      expect(measured.mouthVersusVoice, 'mouth vs voice').toBeGreaterThanOrEqual(0.6);
+      expect(measured.farCornerChange, 'far corner').toBeLessThan(3);
+      expect(measured.furSharpness, 'mean fur sharpness').toBeGreaterThanOrEqual(0.9);
+      expect(measured.furSharpness10th, 'fur sharpness, 10th percentile frame').toBeGreaterThanOrEqual(0.8);
     }, 60_000);
   }
 

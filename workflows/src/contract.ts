@@ -26,15 +26,21 @@ export type RenderOutcome = z.infer<typeof RenderOutcome>;
 export const FacePoint = z.object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) });
 export type FacePoint = z.infer<typeof FacePoint>;
 
+/** The animals petsing animates, as the pet-face model names them. */
+export const PetSpecies = z.enum(['dog', 'cat', 'bird', 'rabbit', 'hamster', 'guinea_pig']);
+export type PetSpecies = z.infer<typeof PetSpecies>;
+
 /**
  * What the person says about their pet's face (`face` on every create surface): the mouth, and
- * optionally the nose, chin and eyes. A render uses the mouth point as given (refined locally at most).
+ * optionally the nose, chin, eyes and species. A render uses the mouth point as given (refined locally
+ * at most); a species chooses the kind of mouth drawn over the one the pet-face model named.
  */
 export const FaceHints = z.object({
   mouth: FacePoint,
   nose: FacePoint.optional(),
   chin: FacePoint.optional(),
   eyes: z.tuple([FacePoint, FacePoint]).optional(),
+  species: PetSpecies.optional(),
 });
 export type FaceHints = z.infer<typeof FaceHints>;
 
@@ -54,10 +60,6 @@ export const MouthTrack = z.object({
     .refine((frames) => frames.every((frame, i) => i === 0 || frame[0] >= frames[i - 1]![0]), 'keyframes must be in time order'),
 });
 export type MouthTrack = z.infer<typeof MouthTrack>;
-
-/** The animals petsing animates, as the pet-face model names them. */
-export const PetSpecies = z.enum(['dog', 'cat', 'bird', 'rabbit', 'hamster', 'guinea_pig']);
-export type PetSpecies = z.infer<typeof PetSpecies>;
 
 /** How the head is turned: both eyes seen, one partly hidden, or one eye only (the other estimated). */
 export const FaceView = z.enum(['frontal', 'three-quarter', 'profile']);
@@ -82,6 +84,11 @@ export const FoundFace = z.object({
   view: FaceView.optional(),
   /** The mouth is already open in the photo (tongue out, panting, an open beak). */
   mouth_open: z.boolean().optional(),
+  /**
+   * How a video frames this face: `whole-head` fills the frame with the head; `small-face`: the pet is too
+   * small in the photo to fill it without enlarging the photo more than twice, so it shows smaller.
+   */
+  framing: z.enum(['whole-head', 'small-face']).optional(),
 });
 export type FoundFace = z.infer<typeof FoundFace>;
 

@@ -9,6 +9,7 @@ import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { parseRenderNodeEnv } from '../config.ts';
 import { isRenderError } from '../errors.ts';
 import { encoderArgs } from '../ffmpeg-encoder.ts';
+import { defaultFit } from '../framing.ts';
 import { loadLipSyncModel, type LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
 import { decodeImage } from '../image-decoder.ts';
@@ -149,7 +150,7 @@ async function renderCommand(argv: string[]): Promise<number> {
   if (values.json) {
     const stageMs = Object.fromEntries(Object.entries(result.stageTimings).map(([stage, ms]) => [stage, Math.round(ms)]));
     const crop = Object.fromEntries(Object.entries(result.framing).map(([key, value]) => [key, Math.round(value)]));
-    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, face: faceJson(result.face), stage_ms: stageMs }));
+    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, framing: result.fit, face: faceJson(result.face), stage_ms: stageMs }));
     return 0;
   }
   console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
@@ -380,7 +381,7 @@ async function detectCommand(argv: string[]): Promise<number> {
   const detector = await loadDetector(values['detector-model'] ?? process.env.RENDER_DETECTOR_MODEL_PATH);
   const { width, height, face, reason } = await detectInPhoto(values.image, detector);
   if (values.json) {
-    console.log(JSON.stringify({ face: face ? faceJson(face) : null }));
+    console.log(JSON.stringify({ face: face ? { ...faceJson(face), framing: defaultFit(width, height, face) } : null }));
     return 0;
   }
   if (!face) {
@@ -395,6 +396,7 @@ async function detectCommand(argv: string[]): Promise<number> {
   console.log(`  chin   ${JSON.stringify(f.chin)}
   head   ${JSON.stringify(f.head)}`);
   if (f.species) console.log(`  a ${f.species.replace('_', ' ')}, ${f.view} view, mouth ${f.mouth_open ? 'open' : 'closed'}`);
+  if (defaultFit(width, height, face) === 'small-face') console.log('  small in the photo: a video shows the head smaller than it fills the frame (framing "small-face")');
   return 0;
 }
 

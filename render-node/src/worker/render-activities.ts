@@ -10,6 +10,7 @@ import { withScratchDirectory } from '@petsing/workflows/tools';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
+import { defaultFit } from '../framing.ts';
 import { detectInPhoto, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
 
@@ -109,7 +110,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           const imagePath = join(directory, 'image');
           await download(deps.objects, input.imageKey, imagePath);
           const { width, height, face } = await detectInPhoto(imagePath, deps.detector);
-          return { width, height, face: face ? faceToFractions(face, width, height) : null };
+          return { width, height, face: face ? { ...faceToFractions(face, width, height), framing: defaultFit(width, height, face) } : null };
         } catch (error) {
           throw toActivityFailure(error);
         }

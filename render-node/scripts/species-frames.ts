@@ -1,0 +1,122 @@
+/**
+ * npm run frames:species -- --out DIR [--pets DIR] [--petfaces DIR] [--size 384] [--points] [--strips DIR]
+ *
+ * What the owner sees, without encoding a video: for every photo of ../shared/pets and 20 held-out photos of
+ * ../shared/petfaces (every species, a profile of each kind of mouth, mouths open in the photo), the face as
+ * the pet-face model finds it with no hints, framed square, drawn closed (the photo's own mouth at rest) and
+ * open (a sung "ah"), side by side in DIR/<photo>.png. --points marks the found landmarks on the closed
+ * frame. --strips writes one strip per kind of mouth (docs/mouths/<kind>.jpg: the README shows them).
+ */
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { loadAnnotations, type AnnotatedPhoto } from '../src/detect-evaluation.ts';
+import { FaceRig, type RigPose } from '../src/face-rig.ts';
+import { bundledPetFaceModel } from '../src/pet-face-model.ts';
+import type { Point } from '../src/pet-face.ts';
+import { prepareJob } from '../src/render-pipeline.ts';
+import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
+import { mouthKindOf, type MouthKind } from '../src/species-rig.ts';
+
+const { values } = parseArgs({
+  options: {
+    out: { type: 'string' },
+    pets: { type: 'string' },
+    petfaces: { type: 'string' },
+    size: { type: 'string', default: '384' },
+    points: { type: 'boolean', default: false },
+    strips: { type: 'string' },
+  },
+});
+if (!values.out) throw new Error('--out DIR is required');
+const out = resolve(values.out);
+const shared = join(import.meta.dirname, '../../../shared');
+const petsDir = resolve(values.pets ?? join(shared, 'pets'));
+const petfacesDir = resolve(values.petfaces ?? join(shared, 'petfaces'));
+const size = Number(values.size);
+await mkdir(out, { recursive: true });
+
+/** Held-out photos to look at: per species, the first held-out photo of each (view, mouth open) asked for. */
+const HELD_OUT_WANTED: Array<[string, string, boolean]> = [
+  ['dog', 'frontal', false], ['dog', 'frontal', true], ['dog', 'profile', false], ['dog', 'three-quarter', true],
+  ['cat', 'frontal', false], ['cat', 'profile', false], ['cat', 'three-quarter', true],
+  ['bird', 'profile', false], ['bird', 'profile', true], ['bird', 'three-quarter', false], ['bird', 'frontal', false],
+  ['rabbit', 'frontal', false], ['rabbit', 'profile', false], ['rabbit', 'three-quarter', false],
+  ['hamster', 'frontal', false], ['hamster', 'profile', false], ['hamster', 'three-quarter', false],
+  ['guinea_pig', 'frontal', true], ['guinea_pig', 'profile', false], ['guinea_pig', 'three-quarter', false],
+];
+
+async function heldOutPicks(): Promise<Array<{ path: string; annotation: AnnotatedPhoto }>> {
+  const annotations = await loadAnnotations(petfacesDir);
+  const listed = (await readFile(join(import.meta.dirname, '../models/held-out.txt'), 'utf8')).split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+  return HELD_OUT_WANTED.flatMap(([species, view, open]) => {
+    const file = listed.find((name) => {
+      const a = annotations[name];
+      return a?.species === species && a.view === view && Boolean(a.mouth_open) === open;
+    });
+    return file ? [{ path: join(petfacesDir, 'images', file), annotation: annotations[file]! }] : [];
+  });
+}
+
+const detector = await bundledPetFaceModel();
+const silence = join(out, '.audio.wav');
+await writeSyntheticSong(silence, 0.2);
+const poses: Record<'closed' | 'open', RigPose> = {
+  closed: { open: 0, round: 0, blink: 0, headX: 0, headY: 0 },
+  open: { open: 0.85, round: 0.15, blink: 0, headX: 0, headY: 0 },
+};
+const devAnnotations = await loadAnnotations(petsDir);
+const photos = [
+  ...Object.entries(devAnnotations).filter(([, a]) => a.species !== 'none').map(([file]) => join(petsDir, file)),
+  ...(await heldOutPicks()).map((pick) => pick.path),
+];
+const strips = new Map<MouthKind, Buffer[]>();
+
+for (const path of photos) {
+  const name = basename(path).replace(/\.\w+$/, '');
+  let job;
+  try {
+    job = await prepareJob({ imagePath: path, audioPath: silence, width: size, aspect: 'square', detector });
+  } catch (error) {
+    console.log(`${name.padEnd(48)} no face: ${(error as Error).message}`);
+    continue;
+  }
+  const face = job.frameFace;
+  const rig = new FaceRig({ frame: job.frame, face, blinks: true });
+  const frames: Buffer[] = [];
+  for (const pose of Object.values(poses)) {
+    const pixels = Buffer.alloc(job.frame.width * job.frame.height * 3);
+    rig.render(pose, pixels);
+    frames.push(pixels);
+  }
+  const { width, height } = job.frame;
+  const dot = (p: Point, color: string) => `<circle cx="${p[0]}" cy="${p[1]}" r="${Math.max(2, width / 160)}" fill="${color}"/>`;
+  const marks = values.points
+    ? [{ input: Buffer.from(`<svg width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${[...face.eyes, face.nose, face.chin].map((p) => dot(p, '#ffd400')).join('')}${dot(face.mouth, '#ff2020')}</svg>`), left: 0, top: 0 }]
+    : [];
+  const closed = await sharp(frames[0]!, { raw: { width, height, channels: 3 } }).composite(marks).png().toBuffer();
+  const pair = await sharp({ create: { width: 2 * width + 8, height, channels: 3, background: '#ffffff' } })
+    .composite([{ input: closed, left: 0, top: 0 }, { input: await sharp(frames[1]!, { raw: { width, height, channels: 3 } }).png().toBuffer(), left: width + 8, top: 0 }])
+    .png()
+    .toBuffer();
+  await sharp(pair).toFile(join(out, `${name}.png`));
+  const kind = mouthKindOf(face.species);
+  strips.set(kind, [...(strips.get(kind) ?? []), pair]);
+  console.log(`${name.padEnd(48)} ${(face.species ?? '-').padEnd(10)} ${(face.view ?? '-').padEnd(13)} ${face.mouthOpen ? 'open in photo' : 'closed'}  ${kind}  → ${join(out, `${name}.png`)}`);
+}
+await rm(silence, { force: true });
+
+if (values.strips) {
+  // Each strip: up to four pets of one kind, closed and open, scaled to 180 px frames.
+  await mkdir(resolve(values.strips), { recursive: true });
+  for (const [kind, pairs] of strips) {
+    const tile = 180;
+    const picked = pairs.filter((_, i) => i % Math.ceil(pairs.length / 4) === 0).slice(0, 4);
+    const rows = await Promise.all(picked.map((pair) => sharp(pair).resize(2 * tile + 4, tile).png().toBuffer()));
+    const strip = sharp({ create: { width: rows.length * (2 * tile + 4) + (rows.length - 1) * 12, height: tile, channels: 3, background: '#ffffff' } })
+      .composite(rows.map((row, i) => ({ input: row, left: i * (2 * tile + 16), top: 0 })));
+    await strip.jpeg({ quality: 82, mozjpeg: true }).toFile(join(resolve(values.strips), `${kind}.jpg`));
+    console.log(`strip: ${join(resolve(values.strips), `${kind}.jpg`)} (${rows.length} pets)`);
+  }
+}

@@ -1,0 +1,124 @@
+import type { PetSpecies } from '@petsing/workflows';
+
+/**
+ * The three kinds of mouth the rig draws. A muzzle (dogs, cats) drops its jaw and shows a throat,
+ * tongue and teeth; a rodent's mouth (rabbits, hamsters, guinea pigs) is a small opening under the
+ * nose's "Y" with two incisors, the chin moving more than the opening grows; a beak hinges at its
+ * gape and stays rigid.
+ */
+export type MouthKind = 'muzzle' | 'rodent' | 'beak';
+
+const MOUTH_OF: Record<PetSpecies, MouthKind> = {
+  dog: 'muzzle',
+  cat: 'muzzle',
+  bird: 'beak',
+  rabbit: 'rodent',
+  hamster: 'rodent',
+  guinea_pig: 'rodent',
+};
+
+/** A face without a species (a custom detector, a face given point by point) gets the nearest common kind: a muzzle. */
+export const mouthKindOf = (species: PetSpecies | undefined): MouthKind => (species ? MOUTH_OF[species] : 'muzzle');
+
+/**
+ * A jaw that drops (muzzles and rodents), in the face's own units: L is the eye-midpoint-to-chin length,
+ * hw the mouth's half width. Chosen by looking at frames of the real pets (README, "Mouths by species").
+ */
+export interface JawProportions {
+  /** Jaw drop at full opening, in L; never more than `maxDropPerJaw` of the jaw below the mouth. */
+  maxDrop: number;
+  maxDropPerJaw: number;
+  /** The chin region always spans at least this much below the mouth, in L. */
+  minJaw: number;
+  /** From the lips' shape to the whole jaw's over this many jaw lengths, then the pull fades over `jawFade`. */
+  jawBlend: number;
+  jawFade: number;
+  /** How far the lips part, as a share of the jaw's drop: under 1, the chin moves more than the opening grows. */
+  lipShare: number;
+  /** Upper lip lift as a share of the drop. */
+  lift: number;
+  /** The jaw moves as a whole out to `jawInner` half-widths, then fades by `jawEdge` (cheeks stay). */
+  jawInner: number;
+  jawEdge: number;
+  /** Corners: open vowels spread the mouth, rounded ones draw it in. */
+  spread: number;
+  pucker: number;
+  /** The mouth's half width without corners found: `share` of the eye distance, within [min, max] of L. */
+  halfWidth: { share: number; min: number; max: number };
+}
+
+/** A beak seen from the front or above drops its lower mandible like a jaw (the hinge's turn, foreshortened): `beak` here. */
+export const JAW: Record<MouthKind, JawProportions> = {
+  muzzle: {
+    maxDrop: 0.2,
+    maxDropPerJaw: 0.9,
+    minJaw: 0.22,
+    jawBlend: 1.2,
+    jawFade: 1.6,
+    lipShare: 1,
+    lift: 0.15,
+    jawInner: 0.8,
+    jawEdge: 2.6,
+    spread: 0.15,
+    pucker: 0.35,
+    halfWidth: { share: 0.33, min: 0.15, max: 0.35 },
+  },
+  // A small mouth: the whisker pads and chin carry the motion, the opening stays a slit under the nose
+  // and the split upper lip lifts over the incisors.
+  rodent: {
+    maxDrop: 0.13,
+    maxDropPerJaw: 0.8,
+    minJaw: 0.18,
+    jawBlend: 1.1,
+    jawFade: 1.8,
+    lipShare: 0.5,
+    lift: 0.45,
+    jawInner: 1.4,
+    jawEdge: 4,
+    spread: 0.05,
+    pucker: 0.15,
+    halfWidth: { share: 0.2, min: 0.08, max: 0.14 },
+  },
+  // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
+  beak: {
+    maxDrop: 0.12,
+    maxDropPerJaw: 0.8,
+    minJaw: 0.2,
+    jawBlend: 0.6,
+    jawFade: 1.4,
+    lipShare: 1,
+    lift: 0.12,
+    jawInner: 1,
+    jawEdge: 1.8,
+    spread: 0,
+    pucker: 0,
+    halfWidth: { share: 0.22, min: 0.1, max: 0.2 },
+  },
+};
+
+/** A beak seen from the side (it points across the face), in units of its length (gape to tip) and in radians. */
+export const BEAK = {
+  /** The gape (corner of the beak) sits this far from the tip towards the eyes, in eye-to-tip distances, and at least `minToMouth` tip-to-mouth distances. */
+  gapeShare: 0.5,
+  minToMouth: 1.3,
+  /** The lower mandible's depth below the beak line, within these shares of the beak's length. */
+  depth: [0.18, 0.55] as const,
+  /** The lower mandible ends this short of the tip (a hooked upper beak overhangs it). */
+  lowerLength: 0.92,
+  /** The lower mandible turns down this far at full opening; the upper one lifts by `upperShare` of it. */
+  maxAngle: (15 * Math.PI) / 180,
+  upperShare: 0.25,
+} as const;
+
+/**
+ * How a photo's own open mouth moves: its opening is `rest` of the way into the jaw's range, so in
+ * silence it closes that much and with the voice opens by the rest.
+ */
+export const OPEN_IN_PHOTO = { rest: 0.35 } as const;
+
+/** Seconds between blinks per kind of face; null: no blink is drawn (a bird's nictitating membrane is not a lid). */
+export const BLINK_EVERY: Record<MouthKind, readonly [number, number] | null> = {
+  muzzle: [2.6, 5.4],
+  rodent: [7, 14],
+  beak: null,
+};

@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { RenderResult } from '../src/render-pipeline.ts';
+import { decodeRegion, meanAbsDiff, pearson, type Box } from './helpers.ts';
+import { PETS, type Annotation } from './pet-annotations.ts';
+
+/** What the singing tests measure on rendered videos of the real pets. */
+
+export type Crop = RenderResult['framing'];
+export const even = (v: number) => 2 * Math.round(v / 2);
+
+/** A photo point in output-frame pixels, through the crop the render reports. */
+export function toFrame(crop: Crop, width: number, [x, y]: [number, number]): [number, number] {
+  const scale = width / crop.width;
+  return [(x - crop.left) * scale, (y - crop.top) * scale];
+}
+
+export function faceUnit(annotation: Annotation): number {
+  const [[x0, y0], [x1, y1]] = annotation.eyes!;
+  return Math.hypot((x0 + x1) / 2 - annotation.chin![0], (y0 + y1) / 2 - annotation.chin![1]);
+}
+
+export function boxAround(frameWidth: number, frameHeight: number, [x, y]: [number, number], size: number, below = 0.5): Box {
+  const side = even(Math.max(16, Math.min(size, frameWidth, frameHeight)));
+  return {
+    left: even(Math.min(frameWidth - side, Math.max(0, x - side / 2))),
+    top: even(Math.min(frameHeight - side, Math.max(0, y - side * (1 - below)))),
+    width: side,
+    height: side,
+  };
+}
+
+/** Variance of the Laplacian: how much fine detail (fur) a grey window holds. */
+export function sharpness(grey: Uint8Array, width: number, height: number): number {
+  let sum = 0;
+  let squares = 0;
+  let n = 0;
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x;
+      const value = 4 * grey[i]! - grey[i - 1]! - grey[i + 1]! - grey[i - width]! - grey[i + width]!;
+      sum += value;
+      squares += value * value;
+      n++;
+    }
+  }
+  return squares / n - (sum / n) ** 2;
+}
+
+/** The photo as the output shows it without any animation: cut by the reported crop, scaled to the frame, grey. */
+export async function stillFrame(file: string, crop: Crop, width: number, height: number): Promise<Uint8Array> {
+  return await sharp(join(PETS, file))
+    .rotate()
+    .extract({ left: Math.round(crop.left), top: Math.round(crop.top), width: Math.round(crop.width), height: Math.round(crop.height) })
+    .resize(width, height)
+    .greyscale()
+    .raw()
+    .toBuffer();
+}
+
+export function windowOf(grey: Uint8Array, frameWidth: number, box: Box): Uint8Array {
+  const out = new Uint8Array(box.width * box.height);
+  for (let y = 0; y < box.height; y++) out.set(grey.subarray((box.top + y) * frameWidth + box.left, (box.top + y) * frameWidth + box.left + box.width), y * box.width);
+  return out;
+}
+
+/** The voice's loudness (RMS) in each video frame of `fps`, from 16 kHz samples. */
+export function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number[] {
+  const perFrame = 16000 / fps;
+  return Array.from({ length: frames }, (_, i) => {
+    let sum = 0;
+    for (let j = i * perFrame; j < (i + 1) * perFrame && j < voice.length; j++) sum += voice[j]! ** 2;
+    return Math.sqrt(sum / perFrame);
+  });
+}
+
+
+export interface SingingMeasures {
+  frames: number;
+  /** Pearson r between the mouth window's change from a closed frame and the voice's loudness. */
+  mouthVersusVoice: number;
+  /** Largest mean change of the frame corner farthest from the mouth. */
+  farCornerChange: number;
+  /** Sharpness of the fur above the eyes over the photo's own: mean over frames, and the 10th percentile frame. */
+  furSharpness: number;
+  furSharpness10th: number;
+}
+
+/**
+ * A rendered video of `file` measured at the annotated (true) landmarks: the clip must open with at least
+ * half a second without voice (frame 10 is the closed mouth).
+ */
+export async function measureSinging(render: { path: string; crop: Crop; width: number; height: number }, file: string, annotation: Annotation, voice: Float32Array, fps: number): Promise<SingingMeasures> {
+  const unit = faceUnit(annotation) * (render.width / render.crop.width);
+  const mouth = toFrame(render.crop, render.width, annotation.mouth!);
+  const mouthBox = boxAround(render.width, render.height, mouth, 0.6 * unit, 0.75);
+  const frames = await decodeRegion(render.path, mouthBox);
+  const change = frames.map((frame) => meanAbsDiff(frame, frames[10]!));
+  const mouthVersusVoice = pearson(change, vocalEnvelope(voice, frames.length, fps));
+
+  // The frame corner farthest from the mouth: only idle life, if anything.
+  const far = boxAround(render.width, render.height, [mouth[0] < render.width / 2 ? render.width : 0, mouth[1] < render.height / 2 ? render.height : 0], 48);
+  const corner = await decodeRegion(render.path, far);
+  const farCornerChange = Math.max(...corner.map((frame) => meanAbsDiff(frame, corner[10]!)));
+
+  // Fur above the eyes keeps the photo's sharpness (the head moves by whole pixels; nothing resamples it).
+  const [[x0, y0], [x1, y1]] = annotation.eyes!;
+  const [ex, ey] = toFrame(render.crop, render.width, [(x0 + x1) / 2, (y0 + y1) / 2]);
+  const furBox = boxAround(render.width, render.height, [ex, ey - 0.45 * unit], 0.35 * unit, 0.5);
+  const still = windowOf(await stillFrame(file, render.crop, render.width, render.height), render.width, furBox);
+  const reference = sharpness(still, furBox.width, furBox.height);
+  const ratios = (await decodeRegion(render.path, furBox)).map((frame) => sharpness(frame, furBox.width, furBox.height) / reference).sort((a, b) => a - b);
+  return {
+    frames: frames.length,
+    mouthVersusVoice,
+    farCornerChange,
+    furSharpness: ratios.reduce((a, b) => a + b, 0) / ratios.length,
+    furSharpness10th: ratios[Math.floor(ratios.length / 10)]!,
+  };
+}
