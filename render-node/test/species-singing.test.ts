@@ -58,7 +58,6 @@ describe('every pet of shared/pets sings with its own mouth, from the model alon
     }
     const table = [...measured].map(([file, m]) => `${file}: r ${m.mouthVersusVoice.toFixed(2)}, fur ${m.furSharpness.toFixed(2)}, corner ${m.farCornerChange.toFixed(1)}`).join('\n');
     const following = [...measured.values()].filter((m) => m.mouthVersusVoice >= 0.6).length;
-    console.log(`mouth vs voice, fur sharpness, far corner (no hints, ${WIDTH} px):\n${table}`);
     expect(measured.size, table).toBe(15);
     expect(following, table).toBeGreaterThanOrEqual(13);
     for (const [file, m] of measured) {
