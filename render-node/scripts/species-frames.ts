@@ -11,7 +11,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { loadAnnotations, type AnnotatedPhoto } from '../src/detect-evaluation.ts';
+import { loadAnnotations } from '../src/detect-evaluation.ts';
 import { FaceRig, type RigPose } from '../src/face-rig.ts';
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import type { Point } from '../src/pet-face.ts';
@@ -37,26 +37,26 @@ const petfacesDir = resolve(values.petfaces ?? join(shared, 'petfaces'));
 const size = Number(values.size);
 await mkdir(out, { recursive: true });
 
-/** Held-out photos to look at: per species, the first held-out photo of each (view, mouth open) asked for. */
+/** Held-out photos to look at: per species, the first held-out photo of each (view, mouth open) asked for not shown already. */
 const HELD_OUT_WANTED: Array<[string, string, boolean]> = [
   ['dog', 'frontal', false], ['dog', 'frontal', true], ['dog', 'profile', false], ['dog', 'three-quarter', true],
   ['cat', 'frontal', false], ['cat', 'profile', false], ['cat', 'three-quarter', true],
-  ['bird', 'profile', false], ['bird', 'profile', true], ['bird', 'three-quarter', false], ['bird', 'frontal', false],
+  ['bird', 'profile', false], ['bird', 'profile', true], ['bird', 'three-quarter', false], ['bird', 'profile', false],
   ['rabbit', 'frontal', false], ['rabbit', 'profile', false], ['rabbit', 'three-quarter', false],
   ['hamster', 'frontal', false], ['hamster', 'profile', false], ['hamster', 'three-quarter', false],
   ['guinea_pig', 'frontal', true], ['guinea_pig', 'profile', false], ['guinea_pig', 'three-quarter', false],
 ];
 
-async function heldOutPicks(): Promise<Array<{ path: string; annotation: AnnotatedPhoto }>> {
+/** Per wanted (species, view, mouth open): the held-out photos that match, in the split's order (the first the model finds a face on is shown). */
+async function heldOutCandidates(): Promise<string[][]> {
   const annotations = await loadAnnotations(petfacesDir);
   const listed = (await readFile(join(import.meta.dirname, '../models/held-out.txt'), 'utf8')).split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
-  return HELD_OUT_WANTED.flatMap(([species, view, open]) => {
-    const file = listed.find((name) => {
+  return HELD_OUT_WANTED.map(([species, view, open]) =>
+    listed.filter((name) => {
       const a = annotations[name];
       return a?.species === species && a.view === view && Boolean(a.mouth_open) === open;
-    });
-    return file ? [{ path: join(petfacesDir, 'images', file), annotation: annotations[file]! }] : [];
-  });
+    }).map((name) => join(petfacesDir, 'images', name)),
+  );
 }
 
 const detector = await bundledPetFaceModel();
@@ -67,21 +67,28 @@ const poses: Record<'closed' | 'open', RigPose> = {
   open: { open: 0.85, round: 0.15, blink: 0, headX: 0, headY: 0 },
 };
 const devAnnotations = await loadAnnotations(petsDir);
-const photos = [
-  ...Object.entries(devAnnotations).filter(([, a]) => a.species !== 'none').map(([file]) => join(petsDir, file)),
-  ...(await heldOutPicks()).map((pick) => pick.path),
+// Each entry: the photos to try in turn until the model finds a face on one.
+const photos: string[][] = [
+  ...Object.entries(devAnnotations).filter(([, a]) => a.species !== 'none').map(([file]) => [join(petsDir, file)]),
+  ...(await heldOutCandidates()).filter((candidates) => candidates.length > 0),
 ];
 const strips = new Map<MouthKind, Buffer[]>();
+const shown = new Set<string>();
 
-for (const path of photos) {
-  const name = basename(path).replace(/\.\w+$/, '');
+for (const candidates of photos) {
   let job;
-  try {
-    job = await prepareJob({ imagePath: path, audioPath: silence, width: size, aspect: 'square', detector });
-  } catch (error) {
-    console.log(`${name.padEnd(48)} no face: ${(error as Error).message}`);
-    continue;
+  let name = '';
+  for (const path of candidates.filter((candidate) => !shown.has(candidate))) {
+    name = basename(path).replace(/\.\w+$/, '');
+    shown.add(path);
+    try {
+      job = await prepareJob({ imagePath: path, audioPath: silence, width: size, aspect: 'square', detector });
+      break;
+    } catch (error) {
+      console.log(`${name.padEnd(48)} no face: ${(error as Error).message}`);
+    }
   }
+  if (!job) continue;
   const face = job.frameFace;
   const rig = new FaceRig({ frame: job.frame, face, blinks: true });
   const frames: Buffer[] = [];
