@@ -126,6 +126,7 @@ describe('photo checks and face hints', () => {
           species: 'cat',
           view: expect.toBeOneOf(['frontal', 'three-quarter', 'profile']),
           mouth_open: expect.any(Boolean),
+          framing: 'whole-head',
         },
         expires_at: expect.any(String),
       });
