@@ -80,8 +80,8 @@ describe('render-node detect', () => {
     const { stdout } = await cli(['--image', join(PETS, 'cat-02.jpg'), '--json']);
     expect(stdout.trim().split('\n')).toHaveLength(1);
     const { face } = JSON.parse(stdout) as { face: Record<string, unknown> };
-    expect(Object.keys(face).sort()).toEqual(['chin', 'confidence', 'eyes', 'head', 'mouth', 'mouth_corners', 'mouth_open', 'nose', 'species', 'view']);
-    expect(face).toMatchObject({ species: 'cat', view: expect.stringMatching(/^(frontal|three-quarter|profile)$/), mouth_open: expect.any(Boolean) });
+    expect(Object.keys(face).sort()).toEqual(['chin', 'confidence', 'eyes', 'framing', 'head', 'mouth', 'mouth_corners', 'mouth_open', 'nose', 'species', 'view']);
+    expect(face).toMatchObject({ species: 'cat', view: expect.stringMatching(/^(frontal|three-quarter|profile)$/), mouth_open: expect.any(Boolean), framing: 'whole-head' });
     const annotation = (await loadAnnotations(PETS))['cat-02.jpg']!;
     const [mx, my] = face.mouth as [number, number];
     // Source pixels of the 1280×1279 photo (not the detector's downscaled copy).
