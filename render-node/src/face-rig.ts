@@ -78,7 +78,12 @@ export class FaceRig {
   readonly kind: MouthKind;
   private readonly source: Buffer;
   private readonly deformed: Buffer;
+  /** The watermark, when it overlaps the head (else it is part of `still`). */
   private readonly overlay: Overlay | undefined;
+  /** What the frame shows outside the head's rectangle: the photo, with a watermark clear of the head blended in once. */
+  private readonly still: Buffer;
+  /** Output buffers that already hold `still` outside the head (by memory and offset): only the head is written again. */
+  private readonly holdingStill = new WeakMap<ArrayBufferLike, Set<number>>();
   private readonly axes: FaceAxes;
   private readonly sampler: PhotoSampler;
   private readonly jaw: { rect: Rect; draw(open: number, round: number): void };
@@ -96,7 +101,6 @@ export class FaceRig {
     this.height = frame.height;
     this.source = Buffer.from(frame.data);
     this.deformed = Buffer.from(frame.data);
-    this.overlay = options.overlay;
     this.sampler = new PhotoSampler(this.source, this.width, this.height);
     this.kind = mouthKindOf(face.species);
 
@@ -116,10 +120,22 @@ export class FaceRig {
     this.eyes = options.blinks && !face.eyesEstimated ? eyelidsOf(face, axes) : [];
     const eyeMid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
     const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
-    this.head = new HeadMotion(this.source, axes, eyeMid, length, eyeDistance, [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
+    this.head = new HeadMotion(axes, eyeMid, length, eyeDistance, [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
+    const mark = options.overlay;
+    const { rect } = this.head;
+    const clear = mark && (mark.left >= rect.right || mark.left + mark.width <= rect.left || mark.top >= rect.bottom || mark.top + mark.height <= rect.top);
+    this.overlay = clear ? undefined : mark;
+    this.still = this.source;
+    if (mark && clear) {
+      this.still = Buffer.from(this.source);
+      drawOverlay(this.still, this.width, mark);
+    }
   }
 
-  /** Writes one frame (width×height×3 RGB) into `out`. */
+  /**
+   * Writes one frame (width×height×3 RGB) into `out`. An `out` this rig wrote before must hold that frame
+   * still (as the render loop's frame slots do): only the head is written into it again.
+   */
   render(pose: RigPose, out: Buffer): void {
     for (const rect of this.dirty) this.restore(rect);
     this.dirty = [];
@@ -148,6 +164,12 @@ export class FaceRig {
         drawBlink(eye, pose.blink, this.axes, this.sampler, this.deformed);
         this.dirty.push(eye.rect);
       }
+    }
+    let offsets = this.holdingStill.get(out.buffer);
+    if (!offsets) this.holdingStill.set(out.buffer, (offsets = new Set()));
+    if (!offsets.has(out.byteOffset)) {
+      this.head.writeStill(this.still, out);
+      offsets.add(out.byteOffset);
     }
     this.head.write(this.deformed, pose.headX, pose.headY, out);
     if (this.overlay) drawOverlay(out, this.width, this.overlay);

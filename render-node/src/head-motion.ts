@@ -24,7 +24,6 @@ export class HeadMotion {
   private readonly height: number;
 
   constructor(
-    private readonly source: Buffer,
     axes: FaceAxes,
     eyeMid: Point,
     length: number,
@@ -66,10 +65,10 @@ export class HeadMotion {
     }
   }
 
-  /** The photo as it is, everywhere outside the head's rectangle. */
-  private copyStill(out: Buffer): void {
+  /** `still` (the photo as shown) everywhere outside the head's rectangle, which write() fills. */
+  writeStill(source: Buffer, out: Buffer): void {
     const { left, top, right, bottom } = this.rect;
-    const { source, width } = this;
+    const { width } = this;
     out.set(source.subarray(0, top * width * 3), 0);
     out.set(source.subarray(bottom * width * 3), bottom * width * 3);
     for (let y = top; y < bottom; y++) {
@@ -79,9 +78,8 @@ export class HeadMotion {
     }
   }
 
-  /** Writes the frame: the still photo outside the head's rectangle, the deformed head inside it, each pixel moved by whole pixels (its weight times the offset). */
+  /** Writes the head's rectangle: the deformed head, each pixel moved by whole pixels (its weight times the offset). */
   write(deformed: Buffer, headX: number, headY: number, out: Buffer): void {
-    this.copyStill(out);
     const { left, top, right, bottom } = this.rect;
     const { level: motionLevel, runs: motionRuns } = this;
     const offsetX = new Int32Array(MOTION_LEVELS + 1);

@@ -57,56 +57,43 @@ export function sampleMouthColors(source: Buffer, width: number, height: number,
  * and `pixelWidth` one pixel in units of `across`.
  */
 export function interiorColor(kind: MouthKind, colors: MouthColors, across: number, t: number, gap: number, pixelWidth: number, into: Float64Array): void {
+  if (kind === 'beak') {
+    const shade = 0.55 + 0.45 * smoothstep(0.2, 1, across);
+    for (let c = 0; c < 3; c++) into[c] = BEAK_INSIDE[c]! * shade;
+    if (gap >= 4 && across < 0.6) mix(into, BEAK_TONGUE, Math.min(1, Math.max(0, ((t - 0.72) * gap) / 1.2)) * 0.7, 0.85);
+    return;
+  }
   const { throatEdge, tongue, teeth, incisors } = colors;
   const depth = Math.hypot(across, (t - 0.4) / 0.6);
   // Deep in the middle, lighter towards the cheeks, and in the upper lip's shadow at the top.
   const glow = smoothstep(0.3, 1.1, depth) * (0.45 + 0.55 * smoothstep(0, 0.4, t));
-  let r = THROAT_DEEP[0] + (throatEdge[0]! - THROAT_DEEP[0]) * glow;
-  let g = THROAT_DEEP[1] + (throatEdge[1]! - THROAT_DEEP[1]) * glow;
-  let b = THROAT_DEEP[2] + (throatEdge[2]! - THROAT_DEEP[2]) * glow;
-  const blend = (color: readonly number[], a: number, shade: number) => {
-    r += (color[0]! * shade - r) * a;
-    g += (color[1]! * shade - g) * a;
-    b += (color[2]! * shade - b) * a;
-  };
-  if (kind === 'beak') {
-    const shade = 0.55 + 0.45 * smoothstep(0.2, 1, across);
-    r = BEAK_INSIDE[0] * shade;
-    g = BEAK_INSIDE[1] * shade;
-    b = BEAK_INSIDE[2] * shade;
-    if (gap >= 4 && across < 0.6) blend(BEAK_TONGUE, Math.min(1, Math.max(0, ((t - 0.72) * gap) / 1.2)) * 0.7, 0.85);
-    into[0] = r;
-    into[1] = g;
-    into[2] = b;
-    return;
-  }
+  for (let c = 0; c < 3; c++) into[c] = THROAT_DEEP[c]! + (throatEdge[c]! - THROAT_DEEP[c]!) * glow;
   if (kind === 'rodent') {
     // Two incisors hang from under the nose, split by a dark line, as soon as the lips part.
-    const fromMiddle = across / Math.max(pixelWidth, 1e-6);
     if (gap >= 1.5 && across < 0.5) {
       const length = 0.62;
+      const fromMiddle = across / Math.max(pixelWidth, 1e-6);
       const a = Math.min(1, Math.max(0, ((length - t) * gap) / 1.2)) * Math.min(1, Math.max(0, fromMiddle - 0.4)) * Math.min(1, Math.max(0, (0.5 - across) / pixelWidth));
-      blend(incisors, a, 0.78 + 0.2 * (1 - t / length));
+      mix(into, incisors, a, 0.78 + 0.2 * (1 - t / length));
     }
-    into[0] = r;
-    into[1] = g;
-    into[2] = b;
     return;
   }
   if (gap >= 5) {
     const tongueTop = 0.55 + 0.35 * across * across;
     const a = Math.min(1, Math.max(0, ((t - tongueTop) * gap) / 1.5));
-    if (a > 0) blend(tongue, a, (0.6 + 0.4 * smoothstep(tongueTop, 1, t)) * (1 - 0.35 * across * across));
+    if (a > 0) mix(into, tongue, a, (0.6 + 0.4 * smoothstep(tongueTop, 1, t)) * (1 - 0.35 * across * across));
   }
   if (gap >= 14) {
     const offCentre = Math.abs(across - 0.62) / 0.11;
     if (offCentre < 1) {
       const toothLength = 0.2 * (1 - offCentre);
       const a = 0.6 * Math.min(1, Math.max(0, ((toothLength - t) * gap) / 1.2));
-      blend(teeth, a, 0.7 + 0.25 * (1 - t / Math.max(1e-3, toothLength)));
+      mix(into, teeth, a, 0.7 + 0.25 * (1 - t / Math.max(1e-3, toothLength)));
     }
   }
-  into[0] = r;
-  into[1] = g;
-  into[2] = b;
+}
+
+/** `into` moved `a` of the way towards `color` × `shade`. */
+function mix(into: Float64Array, color: readonly number[], a: number, shade: number): void {
+  for (let c = 0; c < 3; c++) into[c] = into[c]! + (color[c]! * shade - into[c]!) * a;
 }
