@@ -194,6 +194,9 @@ export function Create() {
                   : 'No pet face was found. Drag the marker to your pet\'s mouth.'}
               </p>
             ) : null}
+            {checked?.face?.framing === 'small-face' ? (
+              <p className="muted">Your {petName(checked.face.species)} is small in this photo, so the video shows it with more of the photo around it. A closer photo fills the frame.</p>
+            ) : null}
           </div>
           {check?.state === 'failed' ? <ErrorNotice problem={check.problem} title="The photo could not be checked; the video is made from it anyway." /> : null}
           {photoProblem ? (
