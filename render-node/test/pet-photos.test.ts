@@ -7,6 +7,7 @@ import { evaluateDetector, MOUTH_TOLERANCE, type PhotoResult } from '../src/dete
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import { decodeImage } from '../src/image-decoder.ts';
 import { applyHints, faceLength, type PetFace, type Point } from '../src/pet-face.ts';
+import { FaceRig } from '../src/face-rig.ts';
 import { renderVideo } from '../src/render-pipeline.ts';
 import { decodeRegion, run, tempDir, testLogger } from './helpers.ts';
 import { loadAnnotations, PETS } from './pet-annotations.ts';
@@ -158,6 +159,37 @@ describe('a mouth the person points at', () => {
     // No face agrees with the mouth: the rest is estimated, and no eyelids are drawn on estimated eyes.
     expect(applyHints(found, { mouth: at(380, 60) }, 400, 400)).toMatchObject({ eyesEstimated: true, method: 'given by the person' });
     expect(applyHints(null, { mouth: at(200, 230) }, 400, 400).eyesEstimated).toBe(true);
+    // A given species wins over the model's, with or without a face around the mouth.
+    expect(applyHints(found, { mouth: at(205, 228), species: 'rabbit' }, 400, 400).species).toBe('rabbit');
+    expect(applyHints(null, { mouth: at(200, 230), species: 'bird' }, 400, 400).species).toBe('bird');
+  });
+
+  it('draws the mouth of the species: a muzzle for dogs and cats and faces without one, a rodent mouth, a beak', () => {
+    const frame = { width: 400, height: 400, data: Buffer.alloc(400 * 400 * 3, 128) };
+    const face: PetFace = {
+      confidence: 0.9, eyes: [[150, 150], [250, 150]], nose: [200, 200], mouth: [200, 230], mouthCorners: null, chin: [200, 250],
+      head: { left: 100, top: 80, width: 200, height: 200 }, method: 'test',
+    };
+    const kinds = (['dog', 'cat', 'rabbit', 'hamster', 'guinea_pig', 'bird', undefined] as const).map((species) => new FaceRig({ frame, face: { ...face, ...(species ? { species } : {}) }, blinks: false }).kind);
+    expect(kinds).toEqual(['muzzle', 'muzzle', 'rodent', 'rodent', 'rodent', 'beak', 'muzzle']);
+  });
+
+  it('never draws a second opening into a mouth already open in the photo: the photo\'s own pixels move', () => {
+    // A plain grey photo: any drawn mouth shows as pixels far from grey; moved fur stays grey.
+    const frame = { width: 400, height: 400, data: Buffer.alloc(400 * 400 * 3, 128) };
+    const face: PetFace = {
+      confidence: 0.9, eyes: [[150, 150], [250, 150]], nose: [200, 200], mouth: [200, 230], mouthCorners: null, chin: [200, 260],
+      head: { left: 100, top: 80, width: 200, height: 200 }, method: 'test',
+    };
+    const darkest = (mouthOpen: boolean, species: 'dog' | 'rabbit' | 'bird') => {
+      const out = Buffer.alloc(400 * 400 * 3);
+      new FaceRig({ frame, face: { ...face, species, mouthOpen }, blinks: false }).render({ open: 1, round: 0, blink: 0, headX: 0, headY: 0 }, out);
+      return out.reduce((lowest, value) => Math.min(lowest, value), 255);
+    };
+    for (const species of ['dog', 'rabbit', 'bird'] as const) {
+      expect(darkest(false, species), `${species}, closed in the photo`).toBeLessThan(80);
+      expect(darkest(true, species), `${species}, open in the photo`).toBeGreaterThanOrEqual(126);
+    }
   });
 
   it('finds the eyes and chin around a mouth the person points at, on a real pet', async () => {
