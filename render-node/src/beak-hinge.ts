@@ -1,5 +1,5 @@
 import type { Rect } from './face-frame.ts';
-import type { PetFace, Point } from './pet-face.ts';
+import { eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { BEAK_INSIDE, BEAK_TONGUE } from './mouth-interior.ts';
 import type { PhotoSampler} from './photo-sampler.ts';
 import { smoothstep } from './photo-sampler.ts';
@@ -37,7 +37,7 @@ export class BeakHinge {
     lowestOpen: number,
   ) {
     const tip = face.nose;
-    const eyeMid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
+    const eyeMid = eyeMidpoint(face);
     const toEye = Math.max(2, Math.hypot(eyeMid[0] - tip[0], eyeMid[1] - tip[1]));
     const toMouth = Math.hypot(face.mouth[0] - tip[0], face.mouth[1] - tip[1]);
     // The beak line runs from the tip through the mouth point, leaning a quarter towards the eyes (the gape is below and in front of them).

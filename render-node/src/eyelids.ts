@@ -1,5 +1,5 @@
 import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
-import { faceLength, type PetFace, type Point } from './pet-face.ts';
+import { eyeDistance, faceLength, type PetFace, type Point } from './pet-face.ts';
 import type { PhotoSampler } from './photo-sampler.ts';
 
 /** One eye's lid: the eye's centre and radii along the face's axes, and the pixels a blink touches. */
@@ -17,13 +17,13 @@ export interface Eyelid {
  */
 export function eyelidsOf(face: PetFace, axes: FaceAxes): Eyelid[] {
   const length = Math.max(4, faceLength(face));
-  const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
+  const between = eyeDistance(face);
   const lid = (centre: Point, rx: number): Eyelid => {
     const ry = 0.75 * rx;
     return { centre, rx, ry, rect: boundsOf(axes, [-rx - 1, rx + 1], [-3 * ry - 2, ry + 2], centre) };
   };
-  const profile = face.view === 'profile' || (face.view === undefined && eyeDistance < 0.45 * length);
-  if (!profile) return face.eyes.map((centre) => lid(centre, Math.min(0.13 * length, Math.max(0.035 * length, 0.2 * eyeDistance))));
+  const profile = face.view === 'profile' || (face.view === undefined && between < 0.45 * length);
+  if (!profile) return face.eyes.map((centre) => lid(centre, Math.min(0.13 * length, Math.max(0.035 * length, 0.2 * between))));
   const fromNose = (eye: Point) => Math.abs((eye[0] - face.nose[0]) * axes.right[0] + (eye[1] - face.nose[1]) * axes.right[1]);
   const near = fromNose(face.eyes[0]) >= fromNose(face.eyes[1]) ? face.eyes[0] : face.eyes[1];
   return [lid(near, 0.07 * length)];

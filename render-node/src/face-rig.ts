@@ -6,7 +6,7 @@ import { HeadMotion } from './head-motion.ts';
 import type { RgbImage } from './image-decoder.ts';
 import { JawDrop, turnOf } from './jaw-drop.ts';
 import { sampleMouthColors } from './mouth-interior.ts';
-import { faceLength, type PetFace, type Point } from './pet-face.ts';
+import { eyeDistance, eyeMidpoint, faceLength, type PetFace, type Point } from './pet-face.ts';
 import { PhotoSampler } from './photo-sampler.ts';
 import { JAW, mouthKindOf, OPEN_IN_PHOTO, type MouthKind } from './species-rig.ts';
 
@@ -36,7 +36,7 @@ const UPRIGHT_TILT = 0.26;
  * half-way there as the face turns to profile.
  */
 function axesOf(face: PetFace, width: number, height: number, length: number): FaceAxes & { upright: boolean } {
-  const eyeMid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
+  const eyeMid = eyeMidpoint(face);
   const toChin = Math.hypot(face.chin[0] - eyeMid[0], face.chin[1] - eyeMid[1]);
   let down: Point = toChin > 1 ? [(face.chin[0] - eyeMid[0]) / toChin, (face.chin[1] - eyeMid[1]) / toChin] : [0, 1];
   const { turn } = turnOf(face, [down[1], -down[0]], length);
@@ -118,9 +118,7 @@ export class FaceRig {
     }
     // Eyes placed by proportions around a tapped mouth are not drawn on.
     this.eyes = options.blinks && !face.eyesEstimated ? eyelidsOf(face, axes) : [];
-    const eyeMid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
-    const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
-    this.head = new HeadMotion(axes, eyeMid, length, eyeDistance, [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
+    this.head = new HeadMotion(axes, eyeMidpoint(face), length, eyeDistance(face), [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
     const mark = options.overlay;
     const { rect } = this.head;
     const clear = mark && (mark.left >= rect.right || mark.left + mark.width <= rect.left || mark.top >= rect.bottom || mark.top + mark.height <= rect.top);

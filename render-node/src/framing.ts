@@ -1,5 +1,5 @@
 import { DEFAULT_VIDEO_ASPECT, type FoundFace, type VideoAspect } from '@petsing/workflows';
-import { faceLength, type PetFace } from './pet-face.ts';
+import { eyeDistance, eyeMidpoint, faceLength, type PetFace } from './pet-face.ts';
 
 export const DEFAULT_OUTPUT_WIDTH = 720;
 
@@ -57,8 +57,7 @@ function place(centre: number, size: number, limit: number): number {
  */
 export function frameFace(imageWidth: number, imageHeight: number, face: PetFace, aspect: VideoAspect, outputWidth: number): Framing {
   const ratio = ASPECT_RATIO[aspect];
-  const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
-  const faceWidth = Math.max(2 * eyeDistance, 1.6 * faceLength(face));
+  const faceWidth = Math.max(2 * eyeDistance(face), 1.6 * faceLength(face));
   const wanted = faceWidth * FRAME_WIDTH_IN_FACE_WIDTHS[aspect];
   const photoWidth = Math.min(imageWidth, imageHeight * ratio);
   // Enough of the photo to make the requested width without enlarging it more than MAX_UPSCALE.
@@ -70,8 +69,9 @@ export function frameFace(imageWidth: number, imageHeight: number, face: PetFace
   const headFits = aspect === 'square' ? 0 : HEAD_MARGIN * Math.max(head.width, 1.2 * faceWidth, head.height * ratio);
   const width = Math.max(2, Math.min(fillable, photoWidth), headFits);
   const height = width / ratio;
-  const centreX = ((face.eyes[0][0] + face.eyes[1][0]) / 2 + face.chin[0]) / 2;
-  const centreY = ((face.eyes[0][1] + face.eyes[1][1]) / 2 + face.chin[1]) / 2;
+  const [eyeX, eyeY] = eyeMidpoint(face);
+  const centreX = (eyeX + face.chin[0]) / 2;
+  const centreY = (eyeY + face.chin[1]) / 2;
   const crop = {
     left: place(centreX, width, imageWidth),
     top: place(centreY + height * (0.5 - FACE_CENTRE_FROM_TOP[aspect]), height, imageHeight),

@@ -1,6 +1,6 @@
 import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
 import { interiorColor, type MouthColors } from './mouth-interior.ts';
-import type { PetFace, Point } from './pet-face.ts';
+import { eyeDistance, eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { smoothstep, type PhotoSampler } from './photo-sampler.ts';
 import { OPEN_IN_PHOTO, type JawProportions, type MouthKind } from './species-rig.ts';
 
@@ -28,7 +28,7 @@ const PROFILE_NOSE_OFFSET = 0.55;
 
 /** How far a face is turned (0 frontal … 1 profile) and to which side its snout points (-1 left, +1 right along `right`). */
 export function turnOf(face: Pick<PetFace, 'eyes' | 'nose'>, right: Point, length: number): { turn: number; snout: number } {
-  const eyeMid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
+  const eyeMid = eyeMidpoint(face);
   const offset = (face.nose[0] - eyeMid[0]) * right[0] + (face.nose[1] - eyeMid[1]) * right[1];
   return { turn: Math.min(1, Math.abs(offset) / (PROFILE_NOSE_OFFSET * length)), snout: offset < 0 ? -1 : 1 };
 }
@@ -78,11 +78,10 @@ export class JawDrop {
     this.upright = axes.upright;
     this.mouth = face.mouth;
     const along = (p: Point, axis: Point) => (p[0] - face.mouth[0]) * axis[0] + (p[1] - face.mouth[1]) * axis[1];
-    const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
     const { share, min, max } = shape.halfWidth;
     this.halfWidth = face.mouthCorners
       ? Math.max(3, Math.hypot(face.mouthCorners[1][0] - face.mouthCorners[0][0], face.mouthCorners[1][1] - face.mouthCorners[0][1]) / 2)
-      : Math.min(max * length, Math.max(min * length, share * eyeDistance));
+      : Math.min(max * length, Math.max(min * length, share * eyeDistance(face)));
     this.jaw = Math.max(along(face.chin, down), shape.minJaw * length);
     this.maxDrop = Math.min(shape.maxDrop * length, shape.maxDropPerJaw * this.jaw);
     this.upperReach = Math.max(2, 0.7 * -along(face.nose, down));

@@ -10,7 +10,7 @@ import type { RgbImage } from './image-decoder.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { readOnnxMetadata } from './onnx-metadata.ts';
 import { createSession, type ExecutionProvider } from './onnx-session.ts';
-import { DetectionFailure, faceLength, headAround, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+import { DetectionFailure, eyeMidpoint, faceLength, headAround, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
 /** The project's own pet-face model (render-node/models/README.md, the model card). */
 export const BUNDLED_FACE_MODEL = {
@@ -468,7 +468,7 @@ async function turnedCopy(image: RgbImage, turns: number): Promise<{ copy: RgbIm
 
 /** The unit vector from the eyes' midpoint towards the chin. */
 function unitAxis(face: PetFace): Point {
-  const mid: Point = [(face.eyes[0][0] + face.eyes[1][0]) / 2, (face.eyes[0][1] + face.eyes[1][1]) / 2];
+  const mid = eyeMidpoint(face);
   const length = Math.max(1e-6, Math.hypot(face.chin[0] - mid[0], face.chin[1] - mid[1]));
   return [(face.chin[0] - mid[0]) / length, (face.chin[1] - mid[1]) / length];
 }

@@ -112,10 +112,16 @@ export function faceToFractions(face: PetFace, width: number, height: number): F
   };
 }
 
+/** The point between the eyes. */
+export const eyeMidpoint = ({ eyes: [[x0, y0], [x1, y1]] }: Pick<PetFace, 'eyes'>): Point => [(x0 + x1) / 2, (y0 + y1) / 2];
+
+/** Distance between the eyes (short in a profile). */
+export const eyeDistance = ({ eyes: [[x0, y0], [x1, y1]] }: Pick<PetFace, 'eyes'>): number => Math.hypot(x1 - x0, y1 - y0);
+
 /** Distance from the eyes' midpoint to the chin: the face's own length unit (the benchmark's, too). */
 export function faceLength(face: Pick<PetFace, 'eyes' | 'chin'>): number {
-  const [[x0, y0], [x1, y1]] = face.eyes;
-  return Math.hypot((x0 + x1) / 2 - face.chin[0], (y0 + y1) / 2 - face.chin[1]);
+  const [x, y] = eyeMidpoint(face);
+  return Math.hypot(x - face.chin[0], y - face.chin[1]);
 }
 
 const sub = (a: Point, b: Point): Point => [a[0] - b[0], a[1] - b[1]];

@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from './logger.ts';
 import { copyMelWindow, melSpectrogram } from './mel-features.ts';
 import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
-import { applyHints, DetectionFailure, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+import { applyHints, DetectionFailure, eyeDistance, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { keyframedTrack, voiceTrack } from './voice-driver.ts';
@@ -125,11 +125,10 @@ async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHi
 
 /** What a learned model's compositor needs: where the mouth hangs from and how wide the face is. */
 function mouthRegionOf(face: PetFace): MouthRegion {
-  const eyeDistance = Math.hypot(face.eyes[1][0] - face.eyes[0][0], face.eyes[1][1] - face.eyes[0][1]);
   return {
     centreX: face.mouth[0],
     upperLipY: face.mouth[1],
-    faceWidth: Math.max(eyeDistance * 2, faceLength(face) * 1.6),
+    faceWidth: Math.max(eyeDistance(face) * 2, faceLength(face) * 1.6),
     subject: face.head,
     confidence: face.confidence,
     method: face.method,
