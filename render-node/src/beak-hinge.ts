@@ -3,7 +3,7 @@ import { eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { BEAK_INSIDE, BEAK_TONGUE } from './mouth-interior.ts';
 import type { PhotoSampler} from './photo-sampler.ts';
 import { smoothstep } from './photo-sampler.ts';
-import { BEAK } from './species-rig.ts';
+import { BEAK, jawOpening } from './species-rig.ts';
 
 
 /** Each inverse of the soft warp takes this many fixed-point steps (its slope is well under 1). */
@@ -29,13 +29,14 @@ export class BeakHinge {
   private readonly upperDepth: number;
   private readonly band: number;
   private readonly pixel = Buffer.alloc(3);
+  private readonly face: Pick<PetFace, 'mouthOpen'>;
 
   constructor(
-    face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>,
+    face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin' | 'mouthOpen'>,
     private readonly sampler: PhotoSampler,
-    /** The lowest opening the jaw is asked for (below 0 when a beak open in the photo closes partly). */
-    lowestOpen: number,
+    private readonly target: Buffer,
   ) {
+    this.face = face;
     const tip = face.nose;
     const eyeMid = eyeMidpoint(face);
     const toEye = Math.max(2, Math.hypot(eyeMid[0] - tip[0], eyeMid[1] - tip[1]));
@@ -62,7 +63,7 @@ export class BeakHinge {
     // Everything a mandible can reach, turned either way, plus the feathers' band.
     const reach = this.length + this.band;
     const corners: Point[] = [];
-    for (const angle of [BEAK.maxAngle, lowestOpen * BEAK.maxAngle, -BEAK.upperShare * BEAK.maxAngle, 0]) {
+    for (const angle of [BEAK.maxAngle, jawOpening(0, face) * BEAK.maxAngle, -BEAK.upperShare * BEAK.maxAngle, 0]) {
       for (const [a, b] of [[-this.band, -this.upperDepth - this.band], [reach, -this.upperDepth - this.band], [-this.band, this.lowerDepth + this.band], [reach, this.lowerDepth + this.band]] as const) {
         const c = Math.cos(angle);
         const s = Math.sin(angle);
@@ -110,11 +111,12 @@ export class BeakHinge {
     return [qa, qb];
   }
 
-  /** Draws the beak `open` (0 closed as in the photo … 1 wide; below 0 closes a beak open in the photo) into `target`. */
-  draw(open: number, target: Buffer): void {
-    const lowerAngle = open * BEAK.maxAngle;
-    const upperAngle = -BEAK.upperShare * Math.max(0, open) * BEAK.maxAngle;
-    const { rect, gape, along, across, sampler, pixel } = this;
+  /** Draws the beak `open` (0 closed … 1 wide; a beak open in the photo closes partly at 0) into the target frame. */
+  draw(open: number): void {
+    const opening = jawOpening(open, this.face);
+    const lowerAngle = opening * BEAK.maxAngle;
+    const upperAngle = -BEAK.upperShare * Math.max(0, opening) * BEAK.maxAngle;
+    const { rect, gape, along, across, sampler, pixel, target } = this;
     const width = sampler.width;
     const sinLower = Math.sin(lowerAngle);
     const cosLower = Math.cos(lowerAngle);

@@ -8,7 +8,7 @@ import { JawDrop, turnOf } from './jaw-drop.ts';
 import { sampleMouthColors } from './mouth-interior.ts';
 import { eyeDistance, eyeMidpoint, faceLength, type PetFace, type Point } from './pet-face.ts';
 import { PhotoSampler } from './photo-sampler.ts';
-import { JAW, mouthKindOf, OPEN_IN_PHOTO, type MouthKind } from './species-rig.ts';
+import { mouthKindOf, type MouthKind } from './species-rig.ts';
 
 /** One frame's expression. Head offsets are in output pixels. */
 export interface RigPose {
@@ -86,9 +86,9 @@ export class FaceRig {
   private readonly holdingStill = new WeakMap<ArrayBufferLike, Set<number>>();
   private readonly axes: FaceAxes;
   private readonly sampler: PhotoSampler;
-  private readonly jaw: { rect: Rect; draw(open: number, round: number): void };
-  /** The lowest opening a jaw pose maps to: below 0 a mouth open in the photo closes partly. */
-  private readonly openOffset: number;
+  private readonly jaw: BeakHinge | JawDrop;
+  /** A mouth open in the photo: closed poses are drawn too (it closes partly). */
+  private readonly openInPhoto: boolean;
   private readonly eyes: Eyelid[];
   private readonly head: HeadMotion;
   private dirty: Rect[] = [];
@@ -108,14 +108,10 @@ export class FaceRig {
     const axes = axesOf(face, this.width, this.height, length);
     this.axes = axes;
     const colors = sampleMouthColors(this.source, this.width, this.height, face.mouth, length);
-    const openInPhoto = Boolean(face.mouthOpen);
-    this.openOffset = openInPhoto ? -OPEN_IN_PHOTO.rest : 0;
-    if (this.kind === 'beak' && beakAcross(face, axes)) {
-      const beak = new BeakHinge(face, this.sampler, this.openOffset);
-      this.jaw = { rect: beak.rect, draw: (open) => beak.draw(open + this.openOffset, this.deformed) };
-    } else {
-      this.jaw = new JawDrop(face, axes, this.sampler, this.deformed, this.kind, JAW[this.kind], colors, openInPhoto, length);
-    }
+    this.openInPhoto = Boolean(face.mouthOpen);
+    this.jaw = this.kind === 'beak' && beakAcross(face, axes)
+      ? new BeakHinge(face, this.sampler, this.deformed)
+      : new JawDrop(face, axes, this.sampler, this.deformed, colors, length);
     // Eyes placed by proportions around a tapped mouth are not drawn on.
     this.eyes = options.blinks && !face.eyesEstimated ? eyelidsOf(face, axes) : [];
     this.head = new HeadMotion(axes, eyeMidpoint(face), length, eyeDistance(face), [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
@@ -139,7 +135,7 @@ export class FaceRig {
     this.dirty = [];
     const openStep = Math.round(Math.min(1, Math.max(0, pose.open)) * JAW_CACHE.openSteps);
     // A closed mouth is the photo itself, unless the photo's own open mouth closes partly in silence.
-    if (openStep > 0 || this.openOffset < 0) {
+    if (openStep > 0 || this.openInPhoto) {
       // A beak has no vowel shapes: one pose per opening.
       const roundStep = this.kind === 'beak' ? 0 : Math.round(Math.min(1, Math.max(0, pose.round)) * JAW_CACHE.roundSteps);
       const key = openStep * (JAW_CACHE.roundSteps + 1) + roundStep;

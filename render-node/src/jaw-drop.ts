@@ -2,7 +2,7 @@ import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
 import { interiorColor, type MouthColors } from './mouth-interior.ts';
 import { eyeDistance, eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { smoothstep, type PhotoSampler } from './photo-sampler.ts';
-import { OPEN_IN_PHOTO, type JawProportions, type MouthKind } from './species-rig.ts';
+import { JAW, jawOpening, mouthKindOf, type JawProportions, type MouthKind } from './species-rig.ts';
 
 /** One frame's jaw: how far it drops and the shape of the opening, in output pixels. */
 interface JawMotion {
@@ -62,19 +62,24 @@ export class JawDrop {
   /** Scratch for profiles() (no allocation per pixel). */
   private readonly profile = { across: 0, unit: 0, e: 0, j: 0 };
 
+  private readonly kind: MouthKind;
+  private readonly shape: JawProportions;
+  /** The photo's mouth is open: no opening is drawn, the jaw only moves. */
+  private readonly openInPhoto: boolean;
+
   constructor(
-    face: PetFace,
+    private readonly face: PetFace,
     private readonly axes: FaceAxes & { upright: boolean },
     private readonly sampler: PhotoSampler,
     private readonly deformed: Buffer,
-    private readonly kind: MouthKind,
-    private readonly shape: JawProportions,
     private readonly colors: MouthColors,
-    /** The photo's mouth is open: no opening is drawn, the jaw only moves. */
-    private readonly openInPhoto: boolean,
     length: number,
   ) {
     const { down, right } = axes;
+    this.kind = mouthKindOf(face.species);
+    this.shape = JAW[this.kind];
+    this.openInPhoto = Boolean(face.mouthOpen);
+    const { shape } = this;
     this.upright = axes.upright;
     this.mouth = face.mouth;
     const along = (p: Point, axis: Point) => (p[0] - face.mouth[0]) * axis[0] + (p[1] - face.mouth[1]) * axis[1];
@@ -116,8 +121,7 @@ export class JawDrop {
 
   private motion(open: number, round: number): JawMotion {
     const { halfWidth, shape, sideLeft, sideRight } = this;
-    // An open mouth in the photo sits `rest` into its range: silence closes it that much, the voice opens it the rest.
-    const drop = (this.openInPhoto ? open - OPEN_IN_PHOTO.rest : open) * this.maxDrop;
+    const drop = jawOpening(open, this.face) * this.maxDrop;
     const opening = halfWidth * (1 + shape.spread * open * (1 - round) - shape.pucker * round);
     return {
       drop,

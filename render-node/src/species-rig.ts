@@ -1,4 +1,5 @@
 import type { PetSpecies } from '@petsing/workflows';
+import type { PetFace } from './pet-face.ts';
 
 /**
  * The three kinds of mouth the rig draws. A muzzle (dogs, cats) drops its jaw and shows a throat,
@@ -115,6 +116,9 @@ export const BEAK = {
  * silence it closes that much and with the voice opens by the rest.
  */
 export const OPEN_IN_PHOTO = { rest: 0.35 } as const;
+
+/** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly. */
+export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open - OPEN_IN_PHOTO.rest : open);
 
 /** Seconds between blinks per kind of face; null: no blink is drawn (a bird's nictitating membrane is not a lid). */
 export const BLINK_EVERY: Record<MouthKind, readonly [number, number] | null> = {
