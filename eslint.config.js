@@ -37,9 +37,60 @@ export default tseslint.config(
     files: ['sdk/src/**', 'sdk/examples/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*', '@petsing/workflows', '@petsing/workflows/*', '**/control-plane/**', '**/render-node/**', '**/workflows/**'], message: 'the SDK runs without the service\'s code: use the generated schema types.' }] }] },
   },
+  // The web app is bundled for browsers: of the service's code it loads only the browser-safe API rules (upload
+  // limits, terminal statuses), which the control plane enforces from the same module.
+  {
+    files: ['dashboard/src/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!@petsing/workflows/api-rules$)(@petsing/|.*/(control-plane|render-node|workflows)/)', message: 'the web app runs in a browser: of the service\'s code it imports only @petsing/workflows/api-rules.' }] }] },
+  },
   {
     files: ['control-plane/src/**'],
     ignores: ['control-plane/src/runtime/start-service.ts', 'control-plane/src/cli/main.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/render-node', '@petsing/render-node/*'], message: 'the control plane imports render-node only to start the embedded render worker (runtime/start-service.ts, cli/main.ts); shared helpers live in @petsing/workflows.' }] }] },
   },
+  // Layers inside the control plane (docs/architecture.md): imports point down, never up. Services own the small
+  // interfaces they need (services/ports) and the adapters implement them; presenters shape what services answer;
+  // routes, MCP tools and activities call services; only the composition root (runtime/, cli/) sees everything.
+  ...controlPlaneLayers({
+    domain: { may: [] },
+    config: { may: [] },
+    logging: { may: [] },
+    errors: { may: ['domain'] },
+    db: { may: ['domain'] },
+    repositories: { may: ['domain', 'db', 'errors', 'logging'] },
+    templates: { may: ['domain', 'errors', 'logging'] },
+    media: { may: ['domain', 'db', 'errors', 'config', 'logging'] },
+    services: { may: ['domain', 'db', 'errors', 'config', 'logging', 'repositories', 'media', 'templates'] },
+    presenters: { may: ['domain', 'db', 'services', 'templates'] },
+    payments: { may: ['domain', 'db', 'errors', 'config', 'logging', 'services'] },
+    email: { may: ['domain', 'services'] },
+    temporal: { may: ['domain', 'db', 'errors', 'config', 'logging', 'media', 'templates', 'services'], types: ['runtime'] },
+    // MCP is served over HTTP: the two are one surface (the MCP server is mounted at /mcp and shares /v1's schemas).
+    http: { may: ['domain', 'db', 'errors', 'config', 'logging', 'media', 'templates', 'services', 'presenters', 'mcp'], types: ['runtime', 'repositories'] },
+    mcp: { may: ['domain', 'db', 'errors', 'config', 'logging', 'media', 'services', 'presenters', 'http'], types: ['runtime'] },
+  }),
 );
+
+/**
+ * One config per control-plane folder: an import of any other control-plane folder than those it `may` import
+ * (or import `types` from) is an error. runtime/ and cli/ (the composition roots) are left out: they wire everything.
+ */
+function controlPlaneLayers(layers) {
+  const folders = ['domain', 'config', 'logging', 'errors', 'db', 'repositories', 'templates', 'media', 'services', 'presenters', 'payments', 'email', 'temporal', 'http', 'mcp', 'runtime', 'cli'];
+  const importsOf = (folder) => ['', '../', '../../', '../../../'].flatMap((up) => [`${up}${folder}/*`, `${up}${folder}/**`]).filter((pattern) => !pattern.startsWith(`${folder}/`));
+  return Object.entries(layers).map(([layer, { may, types = [] }]) => {
+    const closed = folders.filter((folder) => folder !== layer && !may.includes(folder));
+    return {
+      files: [`control-plane/src/${layer}/**`],
+      rules: {
+        '@typescript-eslint/no-restricted-imports': ['error', {
+          patterns: closed.map((folder) => ({
+            group: importsOf(folder),
+            allowTypeImports: types.includes(folder),
+            message: `control-plane/src/${layer} may import ${[...may, ...types.map((t) => `types of ${t}`)].join(', ') || 'no other control-plane folder'} (docs/architecture.md).`,
+          })),
+        }],
+      },
+    };
+  });
+}

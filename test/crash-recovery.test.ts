@@ -8,7 +8,7 @@ import { renderWorkflowId, templatePreviewWorkflowId, videoObjectPrefix } from '
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEMPLATE_ASSETS_VERSION, templateObjectKeys } from '../control-plane/src/services/template.service.ts';
+import { TEMPLATE_ASSETS_VERSION, templateObjectKeys } from '../control-plane/src/templates/template-objects.ts';
 import { RENDER_LOST } from '../control-plane/src/services/video-reconciler.service.ts';
 import { createTestAccount, signInWebUser } from './support/accounts.ts';
 import { startImageHost } from './support/image-host.ts';

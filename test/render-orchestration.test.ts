@@ -5,7 +5,6 @@ import sharp from 'sharp';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { apiRepresentations } from '../control-plane/src/http/api-representations.ts';
 import { createControlActivities } from '../control-plane/src/temporal/control-activities.ts';
 import { renderWorkflowId } from '@petsing/workflows';
 import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
@@ -151,7 +150,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     ]);
 
     // A retried (or duplicated) failure activity must not refund again.
-    const activities = createControlActivities(service.context.services, apiRepresentations(service.context).video);
+    const activities = createControlActivities(service.context.services);
     await Promise.all([
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
       activities.failVideo({ videoId: video.id, code: 'face_not_found', reason: 'retry' }),
@@ -239,6 +238,12 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   it('replays the histories recorded by earlier workflow code', async () => {
     // A render cancelled mid-render by the code before patched('await-render-cancellation') (c3586cc's parent, stub
     // activities), whose cleanup ran at once; without the patch check it fails with a nondeterminism error.
-    await replayRecordedHistories(['render-video-cancelled-before-await-render-cancellation']);
+    // A completed render with progress signals, and a webhook delivered at its second attempt, both recorded by the
+    // code before the workflows parsed inputs and activity results with the contract's schemas (stub activities).
+    await replayRecordedHistories([
+      'render-video-cancelled-before-await-render-cancellation',
+      'render-video-completed-before-contract-parsing',
+      'deliver-webhook-retried-before-contract-parsing',
+    ]);
   }, 120_000);
 });

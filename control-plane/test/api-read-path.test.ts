@@ -10,7 +10,7 @@ import { createLogger } from '../src/logging/logger.ts';
 import { startApiServer } from '../src/runtime/api-server.ts';
 import { openAppContext } from '../src/runtime/bootstrap.ts';
 import { VIDEO_STATUS_CHANNEL } from '../src/repositories/video.repository.ts';
-import { ACCESS_TOKEN_PREFIX } from '../src/services/oauth.service.ts';
+import { ACCESS_TOKEN_PREFIX } from '../src/services/oauth-tokens.ts';
 import { hashSecret, randomToken } from '../src/services/secrets.ts';
 import { json } from '../../test/support/http.ts';
 import { captureLines } from '../../test/support/log-capture.ts';

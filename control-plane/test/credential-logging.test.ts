@@ -11,7 +11,7 @@ describe('logs', () => {
   const { lines, sink } = captureLines();
 
   beforeAll(async () => {
-    service = await startTestService({ env: { LOG_LEVEL: 'trace' }, overrides: { logger: createLogger('trace', 'petsing', sink) } });
+    service = await startTestService({ env: { LOG_LEVEL: 'trace' }, logger: createLogger('trace', 'petsing', sink) });
   });
   afterAll(() => service.stop());
 

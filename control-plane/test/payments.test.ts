@@ -283,14 +283,14 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
     it('uses the configured Stripe Price of a plan instead of an inline price', async () => {
       const { id } = await signIn('price-ids@example.com');
       const { context } = service;
-      const billing = new BillingService(
-        new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
-        new VideoRepository(context.database.db),
-        context.services.scheduler,
-        new StripeGateway({ ...context.config.stripe!, prices: { weekly: 'price_weekly_configured', annual: undefined } }, context.logger),
-        { siteUrl: context.config.siteUrl, statusTimeoutMs: 500 },
-        context.logger,
-      );
+      const billing = new BillingService({
+        payments: new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
+        videos: new VideoRepository(context.database.db),
+        scheduler: context.services.scheduler,
+        gateway: new StripeGateway({ ...context.config.stripe!, prices: { weekly: 'price_weekly_configured', annual: undefined } }, context.logger),
+        settings: { siteUrl: context.config.siteUrl, statusTimeoutMs: 500 },
+        logger: context.logger,
+      });
       await billing.subscriptionCheckout(await userRow(id), 'weekly', 'JP');
       expect(checkoutRequests().at(-1)!.body.line_items).toEqual([{ price: 'price_weekly_configured', quantity: '1' }]);
       await billing.subscriptionCheckout(await userRow(id), 'annual', 'JP');
@@ -534,14 +534,14 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
         },
       } as unknown as RenderScheduler;
       const { context } = service;
-      const billing = new BillingService(
-        new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
-        new VideoRepository(context.database.db),
+      const billing = new BillingService({
+        payments: new PaymentRepository(context.database.db, new CreditRepository(context.database.db)),
+        videos: new VideoRepository(context.database.db),
         scheduler,
-        new StripeGateway(context.config.stripe!, context.logger),
-        { siteUrl: context.config.siteUrl, statusTimeoutMs: 500 },
-        context.logger,
-      );
+        gateway: new StripeGateway(context.config.stripe!, context.logger),
+        settings: { siteUrl: context.config.siteUrl, statusTimeoutMs: 500 },
+        logger: context.logger,
+      });
       const payload = JSON.stringify(stripeEvent('checkout.session.completed', stripe.completeSession(sessionId)));
       const signature = () => Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CREDIT_PACKS, FALLBACK_CURRENCY, formatAmount, PRICE_TABLE, pricesForCountry, type Currency } from '../src/services/pricing.ts';
+import { CREDIT_PACKS, FALLBACK_CURRENCY, formatAmount, PRICE_TABLE, pricesForCountry, type Currency } from '../src/domain/pricing.ts';
 
 /** Currencies Stripe charges in whole units (https://docs.stripe.com/currencies#zero-decimal). */
 const STRIPE_ZERO_DECIMAL = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];

@@ -213,7 +213,7 @@ describe('/v1 videos', () => {
 describe('/v1 on a deprecated version', () => {
   it('answers with Deprecation, Sunset and Link rel="deprecation" headers', async () => {
     const service = await startTestService({
-      overrides: { apiVersions: API_VERSIONS.map((v) => ({ ...v, status: 'deprecated' as const, deprecatedOn: '2027-01-01', sunsetOn: '2027-07-01' })) },
+      apiVersions: API_VERSIONS.map((v) => ({ ...v, status: 'deprecated' as const, deprecatedOn: '2027-01-01', sunsetOn: '2027-07-01' })),
     });
     try {
       const response = await fetch(`${service.baseUrl}/v1/me`);

@@ -2,9 +2,9 @@ import { connectTemporalClient } from '@petsing/workflows/runtime';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderWorkflowId } from '@petsing/workflows';
-import { apiRepresentations } from '../src/http/api-representations.ts';
 import { classifyAddress } from '../src/media/address-policy.ts';
-import { createUserUrlFetcher, systemResolver } from '../src/media/safe-fetch.ts';
+import { systemResolver } from '../src/media/host-resolvers.ts';
+import { createUserUrlFetcher } from '../src/media/safe-fetch.ts';
 import { createControlActivities } from '../src/temporal/control-activities.ts';
 import type { Json } from '../../test/support/http.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
@@ -178,7 +178,7 @@ describe('/v1 webhooks', () => {
     expect((await call('listVideoWebhookDeliveries', 'GET', `/v1/videos/${videoId}/webhook-deliveries`, stranger.readOnly)).status).toBe(404);
 
     // Emitting again (a retried activity) records and sends nothing new.
-    await service.context.services.webhooks.emitVideoEvent(videoId, 'video.completed', async () => ({}));
+    await service.context.services.webhooks.emitVideoEvent(videoId, 'video.completed');
     const deliveries = await service.database.db.selectFrom('webhook_deliveries').select(['event_type', 'target']).where('video_id', '=', videoId).execute();
     expect(deliveries).toHaveLength(5);
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -223,7 +223,7 @@ describe('/v1 webhooks', () => {
     await temporal.client.workflow.getHandle(renderWorkflowId(created.body.id)).terminate('lost, for the test');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // The reconciliation schedule's activity, run now rather than at its interval.
-    const activities = createControlActivities(service.context.services, apiRepresentations(service.context).video);
+    const activities = createControlActivities(service.context.services);
     expect((await activities.reconcileVideos({ graceSeconds: 1 })).failed).toBe(1);
     await waitFor('video.failed', async () => receiver.on('/hooks/lost').length > 0, 30_000);
     const [failed, ...more] = receiver.on('/hooks/lost');

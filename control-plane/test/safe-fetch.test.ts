@@ -10,18 +10,13 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { classifyAddress } from '../src/media/address-policy.ts';
+import { classifyAddress, strictAddressPolicy } from '../src/media/address-policy.ts';
 import type { AddressPolicy } from '../src/media/address-policy.ts';
 import { sniffContentType } from '../src/media/content-sniffer.ts';
-import {
-  UrlRefusedError,
-  createConfiguredUserUrlFetcher,
-  createUserUrlFetcher,
-  fetchUserUrl,
-  strictAddressPolicy,
-  vetUserUrl,
-} from '../src/media/safe-fetch.ts';
-import type { FetchUserUrlOptions, HostResolver, ResolvedAddress } from '../src/media/safe-fetch.ts';
+import type { HostResolver, ResolvedAddress } from '../src/media/host-resolvers.ts';
+import { createConfiguredUserUrlFetcher, createUserUrlFetcher, fetchUserUrl, vetUserUrl } from '../src/media/safe-fetch.ts';
+import type { FetchUserUrlOptions } from '../src/media/url-download.ts';
+import { UrlRefusedError } from '../src/media/url-refusal.ts';
 
 const run = promisify(execFile);
 

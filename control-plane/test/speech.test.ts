@@ -279,7 +279,7 @@ describe('speech through an upstream HTTP provider (OpenAI speech protocol)', ()
     upstream = await startUpstream();
     service = await startTestService({
       env: { TTS_PROVIDER: 'http', TTS_API_URL: `${upstream.url}/`, TTS_API_KEY: API_KEY, TTS_MODEL: 'tts-test-model', TTS_VOICES: 'alloy, nova', TTS_TIMEOUT_MS: String(TIMEOUT_MS) },
-      overrides: { logger: createLogger('trace', 'petsing', sink) },
+      logger: createLogger('trace', 'petsing', sink),
     });
     ({ token, id: userId } = await signInWebUser(service, 'upstream@example.com'));
   });

@@ -8,7 +8,7 @@ import { MouthTrack, renderWorkflowId, type RenderLipSyncInput, type VideoAspect
 import { connectTemporalClient } from '@petsing/workflows/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
-import { templateObjectKeys } from '../src/services/template.service.ts';
+import { templateObjectKeys } from '../src/templates/template-objects.ts';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
 import type { Json } from '../../test/support/http.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';

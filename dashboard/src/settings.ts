@@ -3,7 +3,7 @@
  * control-plane/src/http/site.ts). Served some other way (a CDN, `vite dev`), the page has `{}` there and
  * the app talks to VITE_API_BASE_URL, or to its own origin.
  */
-export type SignInSettings = { kind: 'development' } | { kind: 'oidc'; authority: string; clientId: string };
+type SignInSettings = { kind: 'development' } | { kind: 'oidc'; authority: string; clientId: string };
 export type Settings = { apiBaseUrl: string; wsUrl: string; signIn: SignInSettings };
 
 type Served = {

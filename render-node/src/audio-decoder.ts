@@ -18,7 +18,7 @@ interface ProbeStream {
   codec_name?: string;
 }
 
-export async function probeAudio(path: string, signal?: AbortSignal): Promise<{ codec: string; containerDuration: number | undefined }> {
+async function probeAudio(path: string, signal?: AbortSignal): Promise<{ codec: string; containerDuration: number | undefined }> {
   const probe = await runProcess('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name:format=duration', '-of', 'json', path], { signal });
   if (probe.code !== 0) {
     throw new RenderError('audio_undecodable', `ffprobe cannot read the audio file: ${probe.stderr.trim().split('\n').pop() ?? ''}`, 'Upload an MP3, WAV, M4A or WebM audio file.');

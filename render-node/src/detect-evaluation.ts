@@ -46,7 +46,7 @@ export async function loadAnnotations(dir: string): Promise<Record<string, Annot
  * turns after decoding (how well the model copes with pets on their side or upside down), and measures it
  * against the annotation.
  */
-export async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector, turns = 0): Promise<PhotoResult> {
+async function evaluatePhoto(dir: string, file: string, annotation: AnnotatedPhoto, detector: FaceDetector, turns = 0): Promise<PhotoResult> {
   let mark = performance.now();
   const decoded = await decodeImage(join(dir, file));
   const decodeMs = performance.now() - mark;

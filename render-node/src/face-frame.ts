@@ -28,7 +28,7 @@ export function boundsOf(axes: FaceAxes, [u0, u1]: [number, number], [v0, v1]: [
   return clip(axes, { left: Math.floor(Math.min(...xs)), top: Math.floor(Math.min(...ys)), right: Math.ceil(Math.max(...xs)) + 1, bottom: Math.ceil(Math.max(...ys)) + 1 });
 }
 
-export const clip = (frame: { width: number; height: number }, rect: Rect): Rect => ({
+const clip = (frame: { width: number; height: number }, rect: Rect): Rect => ({
   left: Math.max(0, rect.left),
   top: Math.max(0, rect.top),
   right: Math.min(frame.width, rect.right),

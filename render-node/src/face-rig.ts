@@ -111,10 +111,10 @@ export class FaceRig {
     this.openInPhoto = Boolean(face.mouthOpen);
     this.jaw = this.kind === 'beak' && beakAcross(face, axes)
       ? new BeakHinge(face, this.sampler, this.deformed)
-      : new JawDrop(face, axes, this.sampler, this.deformed, colors, length);
+      : new JawDrop({ face, axes, sampler: this.sampler, deformed: this.deformed, colors, length });
     // Eyes placed by proportions around a tapped mouth are not drawn on.
     this.eyes = options.blinks && !face.eyesEstimated ? eyelidsOf(face, axes) : [];
-    this.head = new HeadMotion(axes, eyeMidpoint(face), length, eyeDistance(face), [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)]);
+    this.head = new HeadMotion({ axes, eyeMid: eyeMidpoint(face), length, eyeDistance: eyeDistance(face), moving: [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)] });
     const mark = options.overlay;
     const { rect } = this.head;
     const clear = mark && (mark.left >= rect.right || mark.left + mark.width <= rect.left || mark.top >= rect.bottom || mark.top + mark.height <= rect.top);

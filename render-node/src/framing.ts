@@ -4,7 +4,7 @@ import { eyeDistance, eyeMidpoint, faceLength, type PetFace } from './pet-face.t
 export const DEFAULT_OUTPUT_WIDTH = 720;
 
 /** Width over height of each output shape. */
-export const ASPECT_RATIO: Record<VideoAspect, number> = { square: 1, '9:16': 9 / 16, '4:5': 4 / 5 };
+const ASPECT_RATIO: Record<VideoAspect, number> = { square: 1, '9:16': 9 / 16, '4:5': 4 / 5 };
 
 /**
  * How much of the frame's width the face takes, per shape, in "face widths" (the wider of two eye

@@ -23,13 +23,8 @@ export class HeadMotion {
   private readonly width: number;
   private readonly height: number;
 
-  constructor(
-    axes: FaceAxes,
-    eyeMid: Point,
-    length: number,
-    eyeDistance: number,
-    moving: Rect[],
-  ) {
+  /** `moving`: the rectangles of the parts drawn on top of the head (jaw, eyes), which move with it. */
+  constructor({ axes, eyeMid, length, eyeDistance, moving }: { axes: FaceAxes; eyeMid: Point; length: number; eyeDistance: number; moving: Rect[] }) {
     this.width = axes.width;
     this.height = axes.height;
     const { right: across, down } = axes;

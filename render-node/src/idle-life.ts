@@ -10,7 +10,7 @@ export type IdlePose = Pick<RigPose, 'blink' | 'headX' | 'headY'>;
  * by whole pixels, so a breath under half a pixel never showed and a larger one was a one-pixel jerk in
  * every pause (it hid a small mouth's motion from the eye: docs/benchmarks.md).
  */
-export const IDLE_LIFE = {
+const IDLE_LIFE = {
   headShare: 0.012,
   headMinPixels: 0,
   headMaxPixels: 3,

@@ -114,13 +114,3 @@ export async function decodeImage(path: string, maxSide = WORKING_MAX_SIDE): Pro
     throw undecodable((error as Error).message, error);
   }
 }
-
-/** Cuts a square out of an RGB image and scales it to `size` (the output frame). */
-export async function cropSquare(image: RgbImage, box: { left: number; top: number; side: number }, size: number): Promise<RgbImage> {
-  const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-    .extract({ left: box.left, top: box.top, width: box.side, height: box.side })
-    .resize(size, size, { kernel: 'lanczos3' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { width: info.width, height: info.height, data };
-}

@@ -67,14 +67,16 @@ export class JawDrop {
   /** The photo's mouth is open: no opening is drawn, the jaw only moves. */
   private readonly openInPhoto: boolean;
 
-  constructor(
-    private readonly face: PetFace,
-    private readonly axes: FaceAxes & { upright: boolean },
-    private readonly sampler: PhotoSampler,
-    private readonly deformed: Buffer,
-    private readonly colors: MouthColors,
-    length: number,
-  ) {
+  private readonly face: PetFace;
+  private readonly axes: FaceAxes & { upright: boolean };
+  private readonly sampler: PhotoSampler;
+  private readonly deformed: Buffer;
+  private readonly colors: MouthColors;
+
+  /** `deformed`: the frame buffer the jaw draws into; `length`: the face's length in pixels (eyes to chin). */
+  constructor(parts: { face: PetFace; axes: FaceAxes & { upright: boolean }; sampler: PhotoSampler; deformed: Buffer; colors: MouthColors; length: number }) {
+    ({ face: this.face, axes: this.axes, sampler: this.sampler, deformed: this.deformed, colors: this.colors } = parts);
+    const { face, axes, length } = parts;
     const { down, right } = axes;
     this.kind = mouthKindOf(face.species);
     this.shape = JAW[this.kind];

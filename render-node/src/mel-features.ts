@@ -23,7 +23,7 @@ export const MEL_RECIPE = {
 } as const;
 
 /** Mel columns per second: 16000 / 200. */
-export const MEL_COLUMNS_PER_SECOND = MEL_RECIPE.sampleRate / MEL_RECIPE.hop;
+const MEL_COLUMNS_PER_SECOND = MEL_RECIPE.sampleRate / MEL_RECIPE.hop;
 
 export interface MelSpectrogram {
   bands: number;
@@ -52,7 +52,7 @@ interface MelFilter {
 let filterbank: MelFilter[] | undefined;
 
 /** librosa.filters.mel(sr=16000, n_fft=800, n_mels=80, fmin=55, fmax=7600), norm='slaney', stored sparsely. */
-export function melFilterbank(): MelFilter[] {
+function melFilterbank(): MelFilter[] {
   if (filterbank) return filterbank;
   const { sampleRate, nFft, bands, fMin, fMax } = MEL_RECIPE;
   const bins = nFft / 2 + 1;

@@ -19,7 +19,7 @@ import { encodeOnnxModel, floatTensor, int64Tensor, type OnnxModel } from './onn
  */
 
 export const GENERATED_MODEL_VERSION = 'petsing-lipsync-sim-v1';
-export const DEFAULT_FACE_SIZE = 96;
+const DEFAULT_FACE_SIZE = 96;
 
 /** Normalised mel value (-4..4) below which the mouth stays shut; -4 is digital silence, about -2.5 is a quiet room. */
 const SILENCE_LEVEL = -2.0;
@@ -104,7 +104,7 @@ export function buildLipSyncModel(options: GeneratedModelOptions = {}): Buffer {
   return encodeOnnxModel(model);
 }
 
-export function defaultModelCacheDir(): string {
+function defaultModelCacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), '.cache') : tmpdir());
   return join(base, 'petsing', 'render-node');
 }

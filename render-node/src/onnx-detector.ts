@@ -5,7 +5,7 @@ import type { RgbImage } from './image-decoder.ts';
 import { DetectionFailure, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
 /** Values in the detector's output row: score, 2 eyes, nose, mouth, chin, 2 mouth corners (x,y each), head box. */
-export const DETECTOR_OUTPUT_LENGTH = 1 + 2 * 7 + 4;
+const DETECTOR_OUTPUT_LENGTH = 1 + 2 * 7 + 4;
 
 /**
  * An optional learned detector (RENDER_DETECTOR_MODEL_PATH). Contract, documented in the README:

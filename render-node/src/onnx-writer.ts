@@ -59,7 +59,7 @@ class ProtoWriter {
   }
 }
 
-export const TensorType = { FLOAT: 1, INT64: 7 } as const;
+const TensorType = { FLOAT: 1, INT64: 7 } as const;
 
 export interface OnnxTensor {
   name: string;
@@ -69,12 +69,12 @@ export interface OnnxTensor {
   raw: Uint8Array;
 }
 
-export type OnnxAttribute =
+type OnnxAttribute =
   | { name: string; kind: 'int'; value: number }
   | { name: string; kind: 'ints'; value: number[] }
   | { name: string; kind: 'float'; value: number };
 
-export interface OnnxNode {
+interface OnnxNode {
   op: string;
   inputs: string[];
   outputs: string[];

@@ -115,7 +115,7 @@ export const BEAK = {
  * How a photo's own open mouth moves: its opening is `rest` of the way into the jaw's range, so in
  * silence it closes that much and with the voice opens by the rest.
  */
-export const OPEN_IN_PHOTO = { rest: 0.35 } as const;
+const OPEN_IN_PHOTO = { rest: 0.35 } as const;
 
 /** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly. */
 export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open - OPEN_IN_PHOTO.rest : open);

@@ -31,7 +31,7 @@ export function boxAround(frameWidth: number, frameHeight: number, [x, y]: [numb
 }
 
 /** Variance of the Laplacian: how much fine detail (fur) a grey window holds. */
-export function sharpness(grey: Uint8Array, width: number, height: number): number {
+function sharpness(grey: Uint8Array, width: number, height: number): number {
   let sum = 0;
   let squares = 0;
   let n = 0;
@@ -65,7 +65,7 @@ export function windowOf(grey: Uint8Array, frameWidth: number, box: Box): Uint8A
 }
 
 /** The voice's loudness (RMS) in each video frame of `fps`, from 16 kHz samples. */
-export function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number[] {
+function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number[] {
   const perFrame = 16000 / fps;
   return Array.from({ length: frames }, (_, i) => {
     let sum = 0;

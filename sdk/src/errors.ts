@@ -74,7 +74,7 @@ function errorDetail(answered: unknown): Partial<ErrorDetail> & Record<string, u
 }
 
 /** Retry-After as delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function retryAfterSeconds(headers: Headers): number | undefined {
+function retryAfterSeconds(headers: Headers): number | undefined {
   const value = headers.get('retry-after')?.trim();
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value);

@@ -1,7 +1,8 @@
 import { petPhoto } from '../../test/support/pet-photo.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
-import { createUserUrlFetcher, systemResolver } from '../../control-plane/src/media/safe-fetch.ts';
+import { systemResolver } from '../../control-plane/src/media/host-resolvers.ts';
+import { createUserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';

@@ -1,9 +1,8 @@
 import { runWorker } from '@petsing/workflows/runtime';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { TASK_QUEUES } from '@petsing/workflows';
+import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
 import type { AppContext } from '../../control-plane/src/runtime/app-context.ts';
-import { apiRepresentations } from '../../control-plane/src/http/api-representations.ts';
 import { createControlActivities } from '../../control-plane/src/temporal/control-activities.ts';
 
 export type ControlWorkerTuning = Pick<
@@ -30,7 +29,7 @@ export async function startTunedControlWorker(
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,
-    activities: createControlActivities(context.services, apiRepresentations(context).video),
+    activities: parsedActivities(controlActivitySchemas, createControlActivities(context.services)),
     workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')),
     ...tuning,
   });

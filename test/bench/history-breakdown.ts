@@ -4,7 +4,7 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Timestamp = NonNullable<HistoryEvent['eventTime']>;
 
 /** Milliseconds since the epoch, comparable with Date.now() (the server runs on this machine). */
-export function timestampMs(time: Timestamp | null | undefined): number {
+function timestampMs(time: Timestamp | null | undefined): number {
   if (!time) return Number.NaN;
   return Number(time.seconds ?? 0) * 1000 + (time.nanos ?? 0) / 1e6;
 }

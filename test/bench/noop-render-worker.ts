@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { TASK_QUEUES, type RenderActivities } from '@petsing/workflows';
+import { parsedActivities, renderActivitySchemas, TASK_QUEUES, type RenderActivities } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { runMediaTool } from '../../control-plane/src/media/ffmpeg.ts';
 
@@ -52,7 +52,8 @@ export async function startNoopRenderWorker(options: {
     connection,
     namespace: options.namespace,
     taskQueue: TASK_QUEUES.render,
-    activities,
+    // As a render node serves them: each input parsed with its contract schema first.
+    activities: parsedActivities(renderActivitySchemas, activities),
     ...options.workerOptions,
   });
   return runWorker(worker, connection);

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { migrateToLatest, openPGlite, openPostgres, type DatabaseHandle } from '../../control-plane/src/db/database.ts';
 
 /** The machine's Postgres (trust auth on CI); each test file gets a database of its own in it. */
-export const testPostgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const testPostgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export type TestDatabase = DatabaseHandle & { url: string | undefined; drop(): Promise<void> };
 

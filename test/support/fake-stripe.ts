@@ -11,7 +11,7 @@ import Stripe from 'stripe';
  * the objects it holds and sign them with the SDK's own test-header helper.
  */
 
-export type RecordedRequest = {
+type RecordedRequest = {
   method: string;
   path: string;
   query: Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { classifyAddress } from '../../control-plane/src/media/address-policy.ts';
-import { createUserUrlFetcher, systemResolver, type UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
+import { systemResolver } from '../../control-plane/src/media/host-resolvers.ts';
+import { createUserUrlFetcher, type UserUrlFetcher } from '../../control-plane/src/media/safe-fetch.ts';
 import { startTestService } from './test-service.ts';
 import { petPhoto } from './pet-photo.ts';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 
 /** The real pet photos beside the project (../shared/pets), read in place. */
-export const SHARED_PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
+const SHARED_PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
 
 /**
  * A real pet (a kitten facing the camera, ../shared/pets/cat-02.jpg) as a PNG at most `side` px a side: the photo

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { installTemporalLogging } from '@petsing/workflows/runtime';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
-import { createLogger, messageFirstLogger } from '../../control-plane/src/logging/logger.ts';
+import { createLogger, messageFirstLogger, type Logger } from '../../control-plane/src/logging/logger.ts';
+import type { ApiVersionEntry } from '../../control-plane/src/services/api-versions.ts';
 import { startApiServer } from '../../control-plane/src/runtime/api-server.ts';
 import type { AppContext } from '../../control-plane/src/runtime/app-context.ts';
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
@@ -27,7 +28,9 @@ export type TestService = {
 
 export type TestServiceOptions = {
   env?: Record<string, string>;
-  overrides?: Partial<AppContext>;
+  /** The logger every service, route and worker of the test service writes to (given before any is built). */
+  logger?: Logger;
+  apiVersions?: readonly ApiVersionEntry[];
   /** Connect to the shared Temporal dev server, in a namespace of this test file's own. */
   temporal?: boolean;
   controlWorker?: boolean;
@@ -54,14 +57,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...options.env,
   };
   const config = loadControlPlaneConfig(env);
-  const logger = createLogger(config.env.LOG_LEVEL);
+  const logger = options.logger ?? createLogger(config.env.LOG_LEVEL);
   installTemporalLogging(logger);
-  const opened = await openAppContext(config, logger, {
+  const context = await openAppContext(config, logger, {
     database,
+    ...(options.apiVersions ? { apiVersions: options.apiVersions } : {}),
     ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
     ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
   });
-  const context: AppContext = { ...opened, ...options.overrides };
   const stops: (() => Promise<void>)[] = [];
   const startRender = async () => {
     const worker = await startRenderWorker(loadRenderWorkerEnv(env), messageFirstLogger(logger));
@@ -80,7 +83,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     stop: async () => {
       await api.close();
       for (const stop of stops.reverse()) await stop().catch(() => {});
-      await opened.close();
+      await context.close();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -77,5 +77,10 @@ export const FAILURE_TYPES = {
   permanent: 'PermanentRenderFailure',
   /** The video no longer exists (deleted while queued). */
   videoGone: 'VideoGone',
+  /**
+   * A value crossing a process boundary broke its contract schema (contract.ts): an activity's input, an
+   * activity's result or a workflow's input. Non-retryable: the same value would break it again.
+   */
+  contract: 'ContractViolation',
 } as const;
 

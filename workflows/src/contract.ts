@@ -1,8 +1,12 @@
 import { z } from 'zod';
+import { TERMINAL_VIDEO_STATUSES } from './api-rules.ts';
 
 /**
  * The contract between petsing processes. Everything that crosses a process boundary (workflow inputs,
- * activity inputs and outputs) has a zod schema here; both sides validate with it.
+ * activity inputs and outputs) has a zod schema here, and is parsed with it where it is received
+ * (contract-parsing.ts): an activity's input by the worker before the activity runs (parsedActivities), its
+ * result by the workflow (proxyParsedActivities), a workflow's input by the workflow. A value that breaks its
+ * schema is a non-retryable ContractViolation naming each field.
  */
 
 export * from './constants.ts';
@@ -17,7 +21,8 @@ export type RerenderInput = z.infer<typeof RerenderInput>;
 
 export const RenderOutcome = z.object({
   videoId,
-  status: z.enum(['completed', 'failed']),
+  /** The video's terminal status. */
+  status: z.enum(TERMINAL_VIDEO_STATUSES),
   failureCode: z.string().optional(),
 });
 export type RenderOutcome = z.infer<typeof RenderOutcome>;
@@ -126,6 +131,9 @@ export type RenderPlan = z.infer<typeof RenderPlan>;
 export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
+/** A render's progress in percent, as the workflow persists it (in steps; never 100 before the video completes). */
+export const RecordProgressInput = z.object({ videoId, progress: z.number().int().min(0).max(100) });
+export type RecordProgressInput = z.infer<typeof RecordProgressInput>;
 
 export const RenderLipSyncInput = z.object({
   /** The video id, or another job's id (template previews); used in logs. */
@@ -164,6 +172,10 @@ export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
 export const FailVideoInput = z.object({ videoId, code: z.string(), reason: z.string() });
 export type FailVideoInput = z.infer<typeof FailVideoInput>;
 
+/** The video's stored objects to remove, except keepKeys. */
+export const DeleteVideoObjectsInput = z.object({ videoId, keepKeys: z.array(z.string()) });
+export type DeleteVideoObjectsInput = z.infer<typeof DeleteVideoObjectsInput>;
+
 export const TemplatePreviewInput = z.object({ templateId: z.number().int().positive() });
 export type TemplatePreviewInput = z.infer<typeof TemplatePreviewInput>;
 
@@ -178,16 +190,28 @@ export const TemplatePreviewPlan = z.object({
 });
 export type TemplatePreviewPlan = z.infer<typeof TemplatePreviewPlan>;
 
+export const CompleteTemplatePreviewInput = TemplatePreviewInput.extend({ outputKey: z.string() });
+export type CompleteTemplatePreviewInput = z.infer<typeof CompleteTemplatePreviewInput>;
+
 /** The calendar month (YYYY-MM, UTC) whose free-credit renewal is announced. */
 export const FreeCreditsEmailsInput = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/) });
 export type FreeCreditsEmailsInput = z.infer<typeof FreeCreditsEmailsInput>;
+
+/** How many users the month's email was queued for (none twice). */
+export const FreeCreditsEmailsResult = z.object({ enqueued: z.number().int().nonnegative() });
+export type FreeCreditsEmailsResult = z.infer<typeof FreeCreditsEmailsResult>;
 
 /** Videos unsettled for longer than this are checked against Temporal (the API starts a render within moments). */
 export const ReconcileVideosInput = z.object({ graceSeconds: z.number().int().positive() });
 export type ReconcileVideosInput = z.infer<typeof ReconcileVideosInput>;
 
 /** What one reconciliation did: videos looked at, renders started (or re-renders restarted), videos failed and refunded. */
-export type ReconcileVideosResult = { checked: number; started: number; failed: number };
+export const ReconcileVideosResult = z.object({
+  checked: z.number().int().nonnegative(),
+  started: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
+export type ReconcileVideosResult = z.infer<typeof ReconcileVideosResult>;
 
 /**
  * One webhook delivery (its webhook-id is deliveryId): attempts numbered from firstAttempt, waiting
@@ -201,41 +225,57 @@ export const DeliverWebhookInput = z.object({
 });
 export type DeliverWebhookInput = z.infer<typeof DeliverWebhookInput>;
 
+/** One attempt of a webhook delivery; `last`: no attempt follows a failure. */
+export const AttemptWebhookDeliveryInput = z.object({ deliveryId: z.uuid(), attempt: z.number().int().positive(), last: z.boolean() });
+export type AttemptWebhookDeliveryInput = z.infer<typeof AttemptWebhookDeliveryInput>;
+
 /** delivered: a 2xx in time; failed: try again later; abandoned: nothing to deliver to any more (endpoint deleted or disabled). */
-export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'abandoned';
+export const WebhookAttemptOutcome = z.enum(['delivered', 'failed', 'abandoned']);
+export type WebhookAttemptOutcome = z.infer<typeof WebhookAttemptOutcome>;
 
 /** A video's deadline (deadline_seconds of POST /v1/videos), counted from its create. */
 export const VideoDeadlineInput = z.object({ videoId, deadlineSeconds: z.number().int().positive() });
 export type VideoDeadlineInput = z.infer<typeof VideoDeadlineInput>;
 
-/** The control-plane activities the workflows call; implemented in control-plane. */
-export interface ControlActivities {
-  beginRender(input: RenderVideoInput): Promise<RenderPlan>;
-  prepareAudio(input: PrepareAudioInput): Promise<PreparedAudio>;
-  recordProgress(input: { videoId: string; progress: number }): Promise<void>;
-  completeVideo(input: CompleteVideoInput): Promise<void>;
-  failVideo(input: FailVideoInput): Promise<void>;
-  beginRerender(input: RerenderInput): Promise<RenderPlan>;
-  abandonRerender(input: FailVideoInput): Promise<void>;
-  deleteVideoObjects(input: { videoId: string; keepKeys: string[] }): Promise<void>;
-  beginTemplatePreview(input: TemplatePreviewInput): Promise<TemplatePreviewPlan>;
-  completeTemplatePreview(input: TemplatePreviewInput & { outputKey: string }): Promise<void>;
+/** An activity that answers nothing (its result is `undefined`). */
+const NoResult = z.void();
+
+/** One activity's contract: the schema of its one argument and of its result. */
+export type ActivitySchema = { input: z.ZodType; output: z.ZodType };
+export type ActivitySchemas = Record<string, ActivitySchema>;
+/** The activity functions a set of schemas describes: each takes its parsed input and answers its result. */
+export type ActivitiesOf<S extends ActivitySchemas> = { [K in keyof S]: (input: z.infer<S[K]['input']>) => Promise<z.infer<S[K]['output']>> };
+
+/** The control-plane activities the workflows call, served on TASK_QUEUES.control; implemented in control-plane. */
+export const controlActivitySchemas = {
+  beginRender: { input: RenderVideoInput, output: RenderPlan },
+  prepareAudio: { input: PrepareAudioInput, output: PreparedAudio },
+  recordProgress: { input: RecordProgressInput, output: NoResult },
+  completeVideo: { input: CompleteVideoInput, output: NoResult },
+  failVideo: { input: FailVideoInput, output: NoResult },
+  beginRerender: { input: RerenderInput, output: RenderPlan },
+  abandonRerender: { input: FailVideoInput, output: NoResult },
+  deleteVideoObjects: { input: DeleteVideoObjectsInput, output: NoResult },
+  beginTemplatePreview: { input: TemplatePreviewInput, output: TemplatePreviewPlan },
+  completeTemplatePreview: { input: CompleteTemplatePreviewInput, output: NoResult },
   /** Queues the month's "free credits renewed" email for every opted-in user; idempotent per user and month. */
-  enqueueFreeCreditsEmails(input: FreeCreditsEmailsInput): Promise<{ enqueued: number }>;
+  enqueueFreeCreditsEmails: { input: FreeCreditsEmailsInput, output: FreeCreditsEmailsResult },
   /** Starts or settles every paid video without a running render; idempotent, so overlapping runs are harmless. */
-  reconcileVideos(input: ReconcileVideosInput): Promise<ReconcileVideosResult>;
+  reconcileVideos: { input: ReconcileVideosInput, output: ReconcileVideosResult },
   /** Cancels the video (failed, code canceled, refunded) unless it completed; idempotent. */
-  cancelVideoAtDeadline(input: VideoDeadlineInput): Promise<void>;
+  cancelVideoAtDeadline: { input: VideoDeadlineInput, output: NoResult },
   /**
    * Sends a webhook delivery once and records the attempt (idempotent per attempt number: a retried activity
    * sends the same webhook-id again, which receivers deduplicate). `last`: no attempt follows a failure.
    */
-  attemptWebhookDelivery(input: { deliveryId: string; attempt: number; last: boolean }): Promise<WebhookAttemptOutcome>;
-}
+  attemptWebhookDelivery: { input: AttemptWebhookDeliveryInput, output: WebhookAttemptOutcome },
+} satisfies ActivitySchemas;
+export type ControlActivities = ActivitiesOf<typeof controlActivitySchemas>;
 
-/** The render-node activities, served on TASK_QUEUES.render. */
-export interface RenderActivities {
-  renderLipSync(input: RenderLipSyncInput): Promise<RenderLipSyncResult>;
+/** The render-node activities: renderLipSync on TASK_QUEUES.render, detectFace on TASK_QUEUES.detect. */
+export const renderActivitySchemas = {
+  renderLipSync: { input: RenderLipSyncInput, output: RenderLipSyncResult },
   /** Finds the pet's face on a stored photo; short, so a person can see it before paying. */
-  detectFace(input: DetectFaceInput): Promise<DetectFaceResult>;
-}
+  detectFace: { input: DetectFaceInput, output: DetectFaceResult },
+} satisfies ActivitySchemas;
+export type RenderActivities = ActivitiesOf<typeof renderActivitySchemas>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Scope } from '../db/schema.ts';
+import { ScopeSchema, type Scope } from '../domain/scopes.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { describeZodError } from '../http/errors.ts';
@@ -7,13 +7,13 @@ import { describeZodError } from '../http/errors.ts';
 const scopesArgument = z
   .string()
   .transform((value) => value.split(',').map((scope) => scope.trim()).filter(Boolean))
-  .pipe(z.array(z.enum(['videos:read', 'videos:write'])).min(1, 'give at least one scope'));
+  .pipe(z.array(ScopeSchema).min(1, 'give at least one scope'));
 
 /**
  * Operator commands that touch the database. The CLI runs them in-process, or — when the embedded
  * service already holds the single-process PGlite database — sends them to it over DATA_DIR/control.sock.
  */
-export const operatorCommands = {
+const operatorCommands = {
   'users.create': {
     input: z.object({ email: z.string() }),
     run: async (context: AppContext, input: { email: string }) => {

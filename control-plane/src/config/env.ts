@@ -11,14 +11,14 @@ import {
   sharedEnvShape,
 } from '@petsing/workflows/runtime';
 
-export { ConfigError, parseEnvironment };
+export { ConfigError };
 
 /**
  * Every environment variable the control plane reads (the shared Temporal and storage ones included).
  * Unset means "embedded default": PGlite, a local object store and a Temporal dev server under DATA_DIR.
  * Documented in README.md and .env.example; keep the three in step.
  */
-export const controlPlaneEnvSchema = z.object({
+const controlPlaneEnvSchema = z.object({
   ...sharedEnvShape,
   HOST: z.string().default('0.0.0.0'),
   WS_URL: z.url({ protocol: /^wss?$/ }).optional(),

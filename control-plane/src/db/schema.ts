@@ -1,5 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { FaceHints, FoundFace, VideoAspect } from '@petsing/workflows';
+import type { CreditPackKey, PlanType } from '../domain/pricing.ts';
+import type { Scope } from '../domain/scopes.ts';
 
 /** Kysely's view of the schema built by the migrations in ./migrations. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -7,15 +9,13 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 
 export type SubscriptionStatus = 'none' | 'active' | 'trialing' | 'past_due' | 'canceled' | 'unpaid' | 'incomplete';
 export type VideoStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export type VideoOrigin = 'web' | 'api';
-export type VideoPayment = 'api_credit' | 'free_credit' | 'subscription';
+type VideoOrigin = 'web' | 'api';
+type VideoPayment = 'api_credit' | 'free_credit' | 'subscription';
 export type LedgerReason = 'purchase' | 'video_create' | 'refund' | 'grant';
-export type Scope = 'videos:read' | 'videos:write';
-export type PurchaseKind = 'watermark_removal' | 'credit_pack';
-export type PurchaseStatus = 'pending' | 'paid' | 'expired';
-export type CreditPackKey = 'starter' | 'growth' | 'scale';
+type PurchaseKind = 'watermark_removal' | 'credit_pack';
+type PurchaseStatus = 'pending' | 'paid' | 'expired';
 
-export interface UsersTable {
+interface UsersTable {
   id: Generated<string>;
   identity_subject: string | null;
   email: string;
@@ -23,7 +23,7 @@ export interface UsersTable {
   unsubscribe_token_hash: string;
   subscription_status: Generated<SubscriptionStatus>;
   subscription_id: string | null;
-  subscription_plan: 'weekly' | 'annual' | null;
+  subscription_plan: PlanType | null;
   subscription_current_period_end: NullableTimestamp;
   subscription_cancel_at_period_end: Generated<boolean>;
   subscription_updated_at: NullableTimestamp;
@@ -35,7 +35,7 @@ export interface UsersTable {
   updated_at: Timestamp;
 }
 
-export interface TemplatesTable {
+interface TemplatesTable {
   id: number;
   name: string;
   description: Generated<string>;
@@ -48,7 +48,7 @@ export interface TemplatesTable {
   created_at: Timestamp;
 }
 
-export interface VideosTable {
+interface VideosTable {
   id: Generated<string>;
   user_id: string;
   origin: VideoOrigin;
@@ -79,12 +79,12 @@ export interface VideosTable {
   completed_at: NullableTimestamp;
 }
 
-export interface CreditBalancesTable {
+interface CreditBalancesTable {
   user_id: string;
   balance: Generated<number>;
 }
 
-export interface CreditLedgerTable {
+interface CreditLedgerTable {
   id: Generated<string>;
   user_id: string;
   delta: number;
@@ -94,7 +94,7 @@ export interface CreditLedgerTable {
   created_at: Timestamp;
 }
 
-export interface ApiKeysTable {
+interface ApiKeysTable {
   id: Generated<string>;
   user_id: string;
   name: Generated<string>;
@@ -147,14 +147,14 @@ export interface OauthTokensTable {
   created_at: Timestamp;
 }
 
-export interface PaymentEventsTable {
+interface PaymentEventsTable {
   id: string;
   type: string;
   object_created_at: Timestamp;
   processed_at: Timestamp;
 }
 
-export interface PurchasesTable {
+interface PurchasesTable {
   id: Generated<string>;
   checkout_session_id: string;
   user_id: string;
@@ -188,7 +188,7 @@ export interface EmailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
-export interface HostedAudioTable {
+interface HostedAudioTable {
   id: Generated<string>;
   user_id: string;
   source: 'tts' | 'social' | 'upload';
@@ -199,7 +199,7 @@ export interface HostedAudioTable {
   created_at: Timestamp;
 }
 
-export interface ImagesTable {
+interface ImagesTable {
   id: string;
   user_id: string;
   object_key: string;
@@ -213,7 +213,7 @@ export interface ImagesTable {
 
 export type WebhookEventType = 'video.processing' | 'video.completed' | 'video.failed';
 
-export interface WebhookEndpointsTable {
+interface WebhookEndpointsTable {
   id: Generated<string>;
   user_id: string;
   url: string;
@@ -230,7 +230,7 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
-export interface WebhookAccountSecretsTable {
+interface WebhookAccountSecretsTable {
   user_id: string;
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
@@ -258,7 +258,7 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
-export interface WebhookDeliveryAttemptsTable {
+interface WebhookDeliveryAttemptsTable {
   delivery_id: string;
   attempt: number;
   attempted_at: Timestamp;
@@ -268,13 +268,13 @@ export interface WebhookDeliveryAttemptsTable {
   error: string | null;
 }
 
-export interface RateLimitWindowsTable {
+interface RateLimitWindowsTable {
   bucket: string;
   window_start: Timestamp;
   hits: number;
 }
 
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   user_id: string;
   key: string;
   request_hash: string;

@@ -1,4 +1,4 @@
-import { FREE_CREDITS_PER_MONTH } from '../services/pricing.ts';
+import { FREE_CREDITS_PER_MONTH } from '../domain/pricing.ts';
 
 /**
  * Expected failures, typed with their HTTP status and a stable machine-readable code. Services throw

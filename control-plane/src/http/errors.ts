@@ -6,7 +6,7 @@ import type { Logger } from '../logging/logger.ts';
 import { logRequestFailure } from './request-logging.ts';
 import type { ErrorResponseBody } from './schemas/common.schemas.ts';
 
-export function errorDocumentationUrl(baseUrl: string, code: string): string {
+function errorDocumentationUrl(baseUrl: string, code: string): string {
   return `${baseUrl}/docs/errors#${code}`;
 }
 
@@ -26,7 +26,7 @@ export function errorBody(baseUrl: string, error: AppError): ErrorResponseBody {
   };
 }
 
-export function sendError(res: Response, baseUrl: string, error: AppError): void {
+function sendError(res: Response, baseUrl: string, error: AppError): void {
   res.set(error.headers);
   res.status(error.status).json(errorBody(baseUrl, error));
 }

@@ -5,6 +5,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request } from 'express';
 import busboy from 'busboy';
+import { megabytes } from '@petsing/workflows/api-rules';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
 import { SNIFF_BYTES, sniffContentType, type AcceptKind } from '../media/content-sniffer.ts';
 import { createUploadFolder } from '../media/upload-folders.ts';
@@ -28,7 +29,7 @@ export type FormSpec = {
 };
 
 /** A file received in full, lying in the form's private temporary directory. */
-export type UploadedFile = { field: string; path: string; bytes: number; contentType: string; extension: string };
+type UploadedFile = { field: string; path: string; bytes: number; contentType: string; extension: string };
 
 export type MultipartForm = {
   fields: Partial<Record<string, string>>;
@@ -42,8 +43,6 @@ const MAX_FILES = 2;
 const MAX_FIELDS = 10;
 /** Text fields carry ids and URLs. */
 const MAX_FIELD_BYTES = 4096;
-
-const megabytes = (bytes: number) => `${Number((bytes / (1024 * 1024)).toFixed(1))} MB`;
 
 /**
  * Reads a multipart/form-data body, streaming each file to a private temporary directory. Limits hold

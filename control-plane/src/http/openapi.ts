@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { z } from 'zod';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes.ts';
 import { errorCatalog, type ErrorCode } from '../errors/app-error.ts';
 import { ErrorResponse } from './schemas/common.schemas.ts';
 
@@ -10,6 +11,11 @@ export const securitySchemes = {
   apiKey: 'ApiKey',
   oauth: 'OAuth2',
 } as const;
+
+/** An operation's security: an API key (any scope), or an OAuth access token carrying `scopes`. */
+export function credentialSecurity(...scopes: Scope[]): Record<string, string[]>[] {
+  return [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: scopes }];
+}
 
 /** A response entry for each error code an operation can answer with. */
 export function errorResponses(...codes: ErrorCode[]): RouteConfig['responses'] {
@@ -50,10 +56,7 @@ export function buildOpenApiDocument(baseUrl: string, siteUrl: string, contribut
         authorizationUrl: `${siteUrl}/oauth/authorize`,
         tokenUrl: `${baseUrl}/oauth/token`,
         refreshUrl: `${baseUrl}/oauth/token`,
-        scopes: {
-          'videos:read': 'Read templates, videos and the credit balance.',
-          'videos:write': 'Create and delete videos, spending credits.',
-        },
+        scopes: { ...SCOPE_DESCRIPTIONS },
       },
     },
   });

@@ -1,17 +1,16 @@
 import type { Request } from 'express';
+import { PHOTO_UPLOAD } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
 import { assertImageHeader } from '../media/image-upload.ts';
-import type { LocalUpload } from '../services/video.service.ts';
+import type { LocalUpload } from '../media/uploads.ts';
 import { readMultipart, type MultipartForm, type UploadRule } from './multipart.ts';
 
-const MB = 1024 * 1024;
-
-/** The pet photo of uploads: HEIC (accepted from image URLs) is not, since browsers cannot show it. */
+/** The pet photo of uploads, by the limits the web app shows (PHOTO_UPLOAD): HEIC (accepted from image URLs) is not, since browsers cannot show it. */
 export const IMAGE_UPLOAD: UploadRule = {
   sniff: 'image',
-  accept: { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' },
-  maxBytes: 15 * MB,
-  refusal: { code: 'unsupported_image_format', formats: 'a PNG, JPEG or WebP image' },
+  accept: PHOTO_UPLOAD.formats,
+  maxBytes: PHOTO_UPLOAD.maxBytes,
+  refusal: { code: 'unsupported_image_format', formats: PHOTO_UPLOAD.formatNames },
 };
 
 /** The form's `image` file, an image by its header; the check's render node decodes it completely (and refuses a truncated one). */

@@ -16,7 +16,7 @@ const SECRET_PATH = /(\/media\/audio\/)[^?#]+/i;
  * Query strings can carry secrets (unsubscribe tokens, signed links, OAuth codes) and so can some paths
  * (hosted-audio ids); logs get them masked.
  */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   const queryStart = url.indexOf('?');
   const path = (queryStart < 0 ? url : url.slice(0, queryStart)).replace(SECRET_PATH, '$1redacted');
   if (queryStart < 0) return path;

@@ -4,35 +4,35 @@ import express, { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 
 /** Where `npm run build:dashboard` writes the web app (dashboard/dist of the repository), unless DASHBOARD_DIR says otherwise. */
-export const DEFAULT_DASHBOARD_DIR = resolve(import.meta.dirname, '..', '..', '..', 'dashboard', 'dist');
+const DEFAULT_DASHBOARD_DIR = resolve(import.meta.dirname, '..', '..', '..', 'dashboard', 'dist');
 
 /**
  * The web app's own paths besides `/`: every GET below /app answers its index.html and the app's router
  * picks the page. No API path starts with /app (or /assets), so neither side can shadow the other.
  */
-export const APP_PATH_PREFIX = '/app';
+const APP_PATH_PREFIX = '/app';
 /**
  * Pages of the app outside /app: where Stripe sends people back (the addresses BillingService gives Checkout and
  * the billing portal, docs/web-app.md). A fixed list; none is an API path.
  */
-export const APP_RETURN_PAGES = ['/account', '/checkout/success', '/checkout/cancel'];
+const APP_RETURN_PAGES = ['/account', '/checkout/success', '/checkout/cancel'];
 /**
  * The OAuth authorization page (the authorization server metadata's authorization_endpoint): a page of the app,
  * which checks the request and sends the decision through /oauth/authorization-request and
  * /oauth/authorization-decision (oauth.routes.ts).
  */
-export const AUTHORIZATION_PAGE = '/oauth/authorize';
+const AUTHORIZATION_PAGE = '/oauth/authorize';
 /**
  * The unsubscribe link of every lifecycle email. A browser gets the app's page, which opts the holder out
  * with POST /email/unsubscribe and says so; API and mail clients get the JSON endpoint (email.routes.ts).
  */
-export const UNSUBSCRIBE_PAGE = '/email/unsubscribe';
+const UNSUBSCRIBE_PAGE = '/email/unsubscribe';
 const ASSETS_PATH = '/assets';
 /** The placeholder index.html carries, replaced by the runtime settings below when the API serves it. */
 const CONFIG_PLACEHOLDER = '<meta name="petsing-config" content="{}">';
 
 /** What the app reads from its index.html at start: where the API is and how people sign in. */
-export type SiteSettings = {
+type SiteSettings = {
   api_base_url: string;
   ws_url: string;
   sign_in: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string };
@@ -49,7 +49,7 @@ const origin = (url: string) => new URL(url).origin;
  * configured), photos and videos from the API and from HTTPS object stores (presigned download links),
  * never framed.
  */
-export function siteContentSecurityPolicy(context: AppContext): string {
+function siteContentSecurityPolicy(context: AppContext): string {
   const { baseUrl, wsUrl } = context.config;
   const oidc = context.config.externalIdentityProvider;
   const connect = new Set(["'self'", origin(baseUrl), origin(wsUrl)]);
@@ -70,7 +70,7 @@ export function siteContentSecurityPolicy(context: AppContext): string {
   ].join('; ');
 }
 
-export function siteSettings(context: AppContext): SiteSettings {
+function siteSettings(context: AppContext): SiteSettings {
   const oidc = context.config.externalIdentityProvider;
   return {
     api_base_url: context.config.baseUrl,
@@ -81,7 +81,7 @@ export function siteSettings(context: AppContext): SiteSettings {
 }
 
 /** Browsers ask for HTML first; API clients for JSON, for anything (`*∕*`) or send no Accept at all. */
-export const prefersHtml = (req: Request) => req.accepts(['application/json', 'text/html']) === 'text/html';
+const prefersHtml = (req: Request) => req.accepts(['application/json', 'text/html']) === 'text/html';
 
 /**
  * The web app, served by the API process from the built files (DASHBOARD_DIR, default dashboard/dist):

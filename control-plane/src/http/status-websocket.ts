@@ -5,9 +5,9 @@ import { z } from 'zod';
 import type { Video } from '../db/schema.ts';
 import type { VideoStatusEvent } from '../repositories/video.repository.ts';
 import type { AppContext } from '../runtime/app-context.ts';
-import { apiRepresentations, type ApiRepresentations } from './api-representations.ts';
+import { apiPresenter, type ApiPresenter } from '../presenters/api.presenter.ts';
 
-export const WEBSOCKET_PATH = '/ws';
+const WEBSOCKET_PATH = '/ws';
 const AUTH_TIMEOUT_MS = 10_000;
 const PING_INTERVAL_MS = 30_000;
 const MAX_MESSAGE_BYTES = 16 * 1024;
@@ -111,7 +111,7 @@ export async function attachStatusWebsocket(
     }
   }, PING_INTERVAL_MS);
 
-  const represent = apiRepresentations(context);
+  const represent = apiPresenter({ baseUrl: context.config.baseUrl, links: context.services.videoLinks });
   const deliver = async (event: VideoStatusEvent) => {
     const listeners = [...connections].filter(
       (c) => c.userId === event.userId && (!c.videoIds || c.videoIds.has(event.videoId)),
@@ -141,7 +141,7 @@ export async function attachStatusWebsocket(
 
 /** The `video.status` event, with the same links and fields as a video fetched over HTTP. */
 /** The event carries the same fields, built the same way, as the ApiVideo record. */
-async function statusMessage(represent: ApiRepresentations, video: Video) {
+async function statusMessage(represent: ApiPresenter, video: Video) {
   const { id, status, progress, video_url, thumbnail_url, has_watermark, error } = await represent.video(video);
   return { type: 'video.status', id, status, progress, video_url, thumbnail_url, has_watermark, error };
 }

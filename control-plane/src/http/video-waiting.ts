@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
 import type { Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import { isTerminal, videoEventId, type VideoWatchService } from '../services/video-watch.service.ts';
+import { isTerminal, MAX_WAIT_SECONDS, videoEventId, type VideoWatchService } from '../services/video-watch.service.ts';
 
-/** The longest `Prefer: wait` honoured; a longer one is capped (and Preference-Applied says so). */
-export const MAX_WAIT_SECONDS = 60;
+/** The longest `Prefer: wait` honoured, the same cap as every wait on a video; a longer one is capped (and Preference-Applied says so). */
+export { MAX_WAIT_SECONDS };
 /** A comment line this often keeps proxies from closing an event stream that has nothing to say. */
 export const HEARTBEAT_SECONDS = 15;
 /** How long an EventSource waits before it reconnects (the SSE `retry` field). */

@@ -1,19 +1,20 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer, type ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { CallToolRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Scope } from '../db/schema.ts';
+import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
+import type { Video } from '../db/schema.ts';
+import type { Scope } from '../domain/scopes.ts';
 import { AppError } from '../errors/app-error.ts';
-import { apiRepresentations, imageRepresentation } from '../http/api-representations.ts';
+import { apiPresenter, audioRepresentation, imageRepresentation } from '../presenters/api.presenter.ts';
 import { errorBody, toAppError } from '../http/errors.ts';
 import { assertScope } from '../http/middleware/api-auth.ts';
 import { accountRateSubject, rateLimitedError } from '../http/middleware/rate-limit.ts';
 import { FACE_HINT } from '../http/schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../http/schemas/video-aspect.schemas.ts';
 import { parseToolArguments, type FieldHints } from '../http/validation.ts';
-import { MAX_URL_LENGTH } from '../media/safe-fetch.ts';
-import { MAX_SPEECH_CHARACTERS } from '../services/speech.service.ts';
+import { MAX_URL_LENGTH } from '../media/host-vetting.ts';
+import { isTerminal, MAX_WAIT_SECONDS } from '../services/video-watch.service.ts';
 import {
   ApiAccount,
   ApiAudio,
@@ -27,15 +28,13 @@ import {
 } from '../http/schemas/public-api.schemas.ts';
 import { ApiImage, CheckImageUrlRequest } from '../http/schemas/image.schemas.ts';
 import type { AppContext } from '../runtime/app-context.ts';
-import type { ApiCredential } from '../services/api-key.service.ts';
+import type { ApiCredential } from '../services/api-credential.ts';
 
-const MAX_WAIT_SECONDS = 120;
-const DEFAULT_WAIT_SECONDS = 60;
-const WAIT_POLL_MS = 1_000;
-const TERMINAL_STATUSES = new Set(['completed', 'failed']);
-
-/** Tools that spend credits or destroy data: they need videos:write and count against the write rate. */
-export const WRITE_TOOLS = new Set(['create_video', 'cancel_video', 'delete_video', 'check_photo', 'make_speech', 'extract_soundtrack']);
+/**
+ * The largest timeout_seconds wait_for_video takes. Its wait is capped at MAX_WAIT_SECONDS, as Prefer: wait is on /v1;
+ * a larger value, up to this one, is accepted and capped so that agents written when the tool waited this long keep working.
+ */
+const MAX_TIMEOUT_SECONDS_ACCEPTED = 120;
 
 // Schemas are passed as raw shapes (.shape): the /v1 schemas' registered ids would turn each root into a $ref,
 // and MCP requires type object there.
@@ -59,8 +58,8 @@ type Tool = { input: z.ZodObject; output: z.ZodObject; hints: FieldHints; call: 
  */
 export function getServer(context: AppContext, credential: ApiCredential): McpServer {
   const { baseUrl } = context.config;
-  const { videos, images, rateLimiter } = context.services;
-  const represent = apiRepresentations(context);
+  const { videos, videoWatch, images, rateLimiter, templates, credits, speech, audioRequests, videoLinks } = context.services;
+  const represent = apiPresenter({ baseUrl, links: videoLinks });
   const { userId } = credential;
   const server = new McpServer(
     { name: 'petsing', title: 'petsing: singing pet videos', version: '1.0.0', websiteUrl: `${baseUrl}/docs` },
@@ -121,7 +120,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiTemplateList.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => run('videos:read', () => represent.templateList()),
+    () => run('videos:read', async () => represent.templateList(await templates.list())),
   );
 
   tool(
@@ -145,7 +144,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     (request) =>
       run('videos:write', async () => {
         await countWrite();
-        const created = await represent.createVideo(userId, request);
+        const created = represent.createdVideo(await videos.createApiVideo(userId, request));
         return {
           ...created,
           next_step: `Call wait_for_video with video_id ${created.id} (renders take about a minute), or get_video about every 10 seconds until status is completed or failed.`,
@@ -182,7 +181,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiVoiceList.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => run('videos:read', async () => represent.voiceList()),
+    () => run('videos:read', async () => represent.voiceList(speech.voices())),
   );
 
   tool(
@@ -199,7 +198,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ text, voice_id }, extra) =>
       run('videos:write', async () => {
         await countWrite();
-        return represent.createAudio(userId, { text, voice_id }, extra.signal);
+        return audioRepresentation(await audioRequests.create(userId, { text, voice_id }, extra.signal));
       }),
   );
 
@@ -217,7 +216,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ video_url }, extra) =>
       run('videos:write', async () => {
         await countWrite();
-        return represent.createAudio(userId, { video_url }, extra.signal);
+        return audioRepresentation(await audioRequests.create(userId, { video_url }, extra.signal));
       }),
   );
 
@@ -230,7 +229,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiVideo.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    ({ video_id }) => run('videos:read', async () => represent.video(await represent.ownedVideo(userId, video_id))),
+    ({ video_id }) => run('videos:read', async () => represent.video(await videos.getOwned(userId, video_id))),
   );
 
   tool(
@@ -242,7 +241,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiVideoList.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    ({ limit }) => run('videos:read', () => represent.videoList(userId, limit)),
+    ({ limit }) => run('videos:read', async () => represent.videoList(await videos.list(userId, { limit }))),
   );
 
   tool(
@@ -259,7 +258,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ video_id }) =>
       run('videos:write', async () => {
         await countWrite();
-        return represent.cancelVideo(userId, video_id);
+        return represent.video(await videos.cancel(userId, video_id));
       }),
   );
 
@@ -275,9 +274,8 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     ({ video_id }) =>
       run('videos:write', async () => {
         await countWrite();
-        const video = await represent.ownedVideo(userId, video_id);
-        await videos.delete(userId, video.id);
-        return { id: video.id, deleted: true as const };
+        await videos.delete(userId, video_id);
+        return { id: video_id, deleted: true as const };
       }),
   );
 
@@ -289,7 +287,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiCredits.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => run('videos:read', () => represent.credits(userId)),
+    () => run('videos:read', async () => represent.credits(await credits.statement(userId))),
   );
 
   tool(
@@ -300,7 +298,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
       outputSchema: ApiAccount.shape,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => run('videos:read', () => represent.account(credential)),
+    () => run('videos:read', async () => represent.account(credential, await credits.balance(userId))),
   );
 
   tool(
@@ -308,34 +306,41 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     {
       title: 'Wait for a video to finish',
       description:
-        `Waits until the video is completed or failed, at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, max ${MAX_WAIT_SECONDS}), ` +
+        `Waits until the video is completed or failed, at most timeout_seconds (default and longest ${MAX_WAIT_SECONDS}; a larger value is capped), ` +
         'reporting render progress. Returns the video; finished is false if the time ran out, in which case call it again.',
       inputSchema: {
         ...videoIdInput,
-        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).default(DEFAULT_WAIT_SECONDS).describe('The longest to wait, in seconds.'),
+        timeout_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_TIMEOUT_SECONDS_ACCEPTED)
+          .default(MAX_WAIT_SECONDS)
+          .describe(`The longest to wait, in seconds; more than ${MAX_WAIT_SECONDS} waits ${MAX_WAIT_SECONDS}.`),
       },
       outputSchema: { ...ApiVideo.shape, finished: z.boolean().describe('True when the status is completed or failed.') },
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     ({ video_id, timeout_seconds }, extra) =>
       run('videos:read', async () => {
-        const deadline = Date.now() + timeout_seconds * 1_000;
+        // The wait of Prefer: wait on /v1: woken by the database's status notifications, capped at MAX_WAIT_SECONDS.
+        const { id } = await videos.getOwned(userId, video_id);
         const progressToken = extra._meta?.progressToken;
         let reported = -1;
-        for (;;) {
-          const video = await represent.ownedVideo(userId, video_id);
-          const finished = TERMINAL_STATUSES.has(video.status);
+        const reportProgress = async (video: Video) => {
           // Progress notifications must increase, so only a higher value is sent.
-          if (progressToken !== undefined && video.progress > reported) {
-            reported = video.progress;
-            await extra.sendNotification({
-              method: 'notifications/progress',
-              params: { progressToken, progress: video.progress, total: 100, message: `Video ${video.status}` },
-            });
-          }
-          if (finished || Date.now() >= deadline || extra.signal.aborted) return { ...(await represent.video(video)), finished };
-          await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
-        }
+          if (progressToken === undefined || video.progress <= reported) return;
+          reported = video.progress;
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress: video.progress, total: 100, message: `Video ${video.status}` },
+          });
+        };
+        const video =
+          (await videoWatch.waitForTerminal(userId, id, timeout_seconds * 1000, extra.signal, reportProgress)) ??
+          // Deleted meanwhile: not_found, as get_video answers.
+          (await videos.getOwned(userId, id));
+        return { ...(await represent.video(video)), finished: isTerminal(video.status) };
       }),
   );
 

@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { withScratchDirectory } from '@petsing/workflows/tools';
 import type { ObjectStore } from '@petsing/workflows/storage';
+import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
 
 /** The model's audio: mono, 16 kHz (the mel recipe's rate), loudness-normalized, at most 30 s. */
-export const PREPARED_SAMPLE_RATE = 16_000;
-export const MAX_AUDIO_SECONDS = 30;
-export const MIN_AUDIO_SECONDS = 2;
+const PREPARED_SAMPLE_RATE = 16_000;
 
 export class AudioRejected extends Error {
   constructor(readonly code: 'audio_too_short' | 'audio_undecodable' | 'audio_no_stream', message: string) {

@@ -1,6 +1,6 @@
+import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
-import type { LocalUpload } from '../services/video.service.ts';
-import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from './audio-preparer.ts';
+import type { LocalUpload } from './uploads.ts';
 import { MediaToolError, runMediaTool } from './ffmpeg.ts';
 
 /**

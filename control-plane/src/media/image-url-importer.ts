@@ -1,6 +1,9 @@
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { AppError } from '../errors/app-error.ts';
-import { IMAGE_URL_MAX_BYTES, UrlRefusedError, type UserUrlFetcher } from './safe-fetch.ts';
+import type { UserUrlFetcher } from './safe-fetch.ts';
+import { UrlRefusedError } from './url-refusal.ts';
+
+const IMAGE_URL_MAX_BYTES = 15 * 1024 * 1024;
 
 const extensionOf: Record<string, string> = {
   'image/jpeg': 'jpg',

@@ -3,63 +3,16 @@ import type { StripeConfig } from '../config/env.ts';
 import type { SubscriptionStatus } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { PLAN_INTERVALS, PLAN_TYPES, type PlanType } from '../services/pricing.ts';
+import { PLAN_INTERVALS, PLAN_TYPES, type PlanType } from '../domain/pricing.ts';
+import type { CheckoutRequest, PaymentEvent, PaymentGateway, SubscriptionSnapshot } from '../services/ports/payment-gateway.ts';
 
 /**
  * The only code that talks to Stripe: customers, Checkout and billing-portal sessions, subscription reads
  * and webhook verification. Stripe's objects stop here; the rest of the service sees the small records
- * below. Every write carries an idempotency key, so the SDK's own network retries never duplicate it.
+ * of services/ports/payment-gateway.ts. Every write carries an idempotency key, so the SDK's own network retries never duplicate it.
  */
 
-/** A subscription as the service stores it: Stripe's status mapped onto users.subscription_status. */
-export type SubscriptionSnapshot = {
-  id: string;
-  customerId: string | null;
-  userId: string | null;
-  status: SubscriptionStatus;
-  plan: PlanType | null;
-  currentPeriodEnd: Date | null;
-  cancelAtPeriodEnd: boolean;
-};
-
-export type CompletedCheckout = {
-  sessionId: string;
-  mode: 'subscription' | 'payment';
-  /** True once the money is in (or none was due); async payment methods complete unpaid first. */
-  paid: boolean;
-  customerId: string | null;
-  subscriptionId: string | null;
-  amount: number | null;
-  currency: string | null;
-  metadata: Record<string, string>;
-};
-
-/** A verified webhook event, reduced to what the service acts on. */
-export type PaymentEvent = { id: string; type: string; createdAt: Date } & (
-  | { kind: 'checkout_completed'; checkout: CompletedCheckout }
-  | { kind: 'checkout_expired'; sessionId: string }
-  | { kind: 'subscription_changed'; subscription: SubscriptionSnapshot }
-  | { kind: 'invoice_payment_failed'; subscriptionId: string; customerId: string | null }
-  | { kind: 'other' }
-);
-
-export type CheckoutLineItem =
-  | { kind: 'subscription'; plan: PlanType; priceId: string }
-  | { kind: 'subscription'; plan: PlanType; currency: string; amount: number; productName: string }
-  | { kind: 'payment'; currency: string; amount: number; productName: string; description: string };
-
-export type CheckoutRequest = {
-  customerId: string;
-  userId: string;
-  item: CheckoutLineItem;
-  /** Copied onto the session (and the subscription or payment) so the webhook knows what was bought. */
-  metadata: Record<string, string>;
-  successUrl: string;
-  cancelUrl: string;
-  idempotencyKey: string;
-};
-
-export class StripeGateway {
+export class StripeGateway implements PaymentGateway {
   private readonly stripe: Stripe;
 
   constructor(

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { ApiKey, Database, Scope } from '../db/schema.ts';
+import type { ApiKey, Database } from '../db/schema.ts';
+import type { Scope } from '../domain/scopes.ts';
 
 export class ApiKeyRepository {
   constructor(private readonly db: Kysely<Database>) {}

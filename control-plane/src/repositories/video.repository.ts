@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
 import { CreditRepository } from './credit.repository.ts';
-import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../services/pricing.ts';
+import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
 
 /** What the status websocket and the notifier publish on every status change. */
 export type VideoStatusEvent = {

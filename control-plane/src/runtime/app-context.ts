@@ -31,7 +31,8 @@ import type { ApiVersionEntry } from '../services/api-versions.ts';
 import { CredentialService } from '../services/credential.service.ts';
 import { CreditService } from '../services/credit.service.ts';
 import { OAuthRepository } from '../repositories/oauth.repository.ts';
-import { OAuthService, oauthSettings } from '../services/oauth.service.ts';
+import { oauthSettings } from '../services/oauth-resources.ts';
+import { OAuthService } from '../services/oauth.service.ts';
 import { TemplateService } from '../services/template.service.ts';
 import { UserService } from '../services/user.service.ts';
 import { createIdTokenVerifier, IdentityService } from '../services/identity.service.ts';
@@ -58,8 +59,12 @@ import { WebhookRepository } from '../repositories/webhook.repository.ts';
 import { WebhookService } from '../services/webhook.service.ts';
 import { WebhookSecretBox } from '../services/webhook-signing.ts';
 import { WebhookScheduler } from '../temporal/webhook-scheduler.ts';
+import { apiPresenter } from '../presenters/api.presenter.ts';
+import { AudioRequestService } from '../services/audio-request.service.ts';
+import { VideoLinks } from '../services/video-links.ts';
+import { VideoTransitions } from '../services/video-transitions.ts';
 
-export type Services = ReturnType<typeof createServices>;
+type Services = ReturnType<typeof createServices>;
 
 export type AppContext = {
   config: ControlPlaneConfig;
@@ -103,16 +108,22 @@ export function createServices({ config, database, objectStore, temporalClient, 
     intervalSeconds: config.env.RECONCILE_INTERVAL_SECONDS,
     graceSeconds: config.env.RECONCILE_GRACE_SECONDS,
   });
-  const identity = new IdentityService(createIdTokenVerifier(config, devIdentityKeys), users, userRepository, logger, (user) => email.welcome(user).then(() => {}));
+  const identity = new IdentityService({
+    verify: createIdTokenVerifier(config, devIdentityKeys),
+    users,
+    userRepository,
+    logger,
+    onAccountCreated: (user) => email.welcome(user).then(() => {}),
+  });
   const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl, normalizeAudioUpload);
-  const speech = new SpeechService(createSpeechProvider(config.env, logger), hostedAudio, objectStore, config.baseUrl, logger);
-  const soundtracks = new SoundtrackService(
-    videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),
-    urlFetcher,
+  const speech = new SpeechService({ provider: createSpeechProvider(config.env, logger), hostedAudio, objects: objectStore, baseUrl: config.baseUrl, logger });
+  const soundtracks = new SoundtrackService({
+    resolver: videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),
+    fetcher: urlFetcher,
     hostedAudio,
     logger,
-    { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
-  );
+    settings: { allowedHosts: config.env.SOCIAL_ALLOWED_HOSTS, maxMediaBytes: config.env.SOCIAL_MEDIA_MAX_BYTES },
+  });
   const credentialCache = new CredentialCache(config.env.CREDENTIAL_CACHE_TTL_SECONDS * 1000);
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), credentialCache, logger);
   const creditRepository = new CreditRepository(db);
@@ -125,22 +136,45 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const videoRepository = new VideoRepository(db);
   const scheduler = new RenderScheduler(temporalClient);
   const imageUrls = new ImageUrlImporter(urlFetcher, objectStore, config.env.ALLOW_HTTP_IMAGE_URLS);
-  const images = new ImageService(
-    new ImageRepository(db),
-    objectStore,
-    new FaceDetectionClient(temporalClient, config.env.FACE_DETECTION_TIMEOUT_MS),
+  const images = new ImageService({
+    images: new ImageRepository(db),
+    objects: objectStore,
+    detector: new FaceDetectionClient(temporalClient, config.env.FACE_DETECTION_TIMEOUT_MS),
     imageUrls,
     logger,
-  );
-  const reconciler = new VideoReconciler(videoRepository, scheduler, logger);
+  });
+  const videoLinks = new VideoLinks(objectStore, config.env.DOWNLOAD_URL_TTL_SECONDS);
+  const webhooks = new WebhookService({
+    webhooks: new WebhookRepository(db),
+    videos: videoRepository,
+    fetcher: urlFetcher,
+    secrets: new WebhookSecretBox(signingSecret),
+    scheduler: new WebhookScheduler(temporalClient),
+    email,
+    represent: apiPresenter({ baseUrl: config.baseUrl, links: videoLinks }).video,
+    settings: { retryDelaysSeconds: config.env.WEBHOOK_RETRY_SCHEDULE_SECONDS, disableAfterSeconds: config.env.WEBHOOK_DISABLE_AFTER_SECONDS },
+    logger,
+  });
+  const transitions = new VideoTransitions(videoRepository, webhooks);
+  const reconciler = new VideoReconciler(videoRepository, transitions, scheduler, logger);
+  const videos = new VideoService({
+    videos: videoRepository,
+    transitions,
+    objects: objectStore,
+    scheduler,
+    logger,
+    templates,
+    imageUrls,
+    images,
+    hostedAudio,
+    uploads: { assertDecodableImage, normalizeAudio: normalizeAudioUpload },
+    recent: new NotifiedCache(config.env.VIDEO_CACHE_TTL_SECONDS * 1000),
+    webhookUrls: webhooks,
+  });
   const sweeper = new OrphanSweeper(objectStore, videoRepository, removeAbandonedUploadFolders, {
     intervalSeconds: config.env.SWEEP_INTERVAL_SECONDS,
     minAgeSeconds: config.env.SWEEP_MIN_AGE_SECONDS,
   }, logger);
-  const videos = new VideoService(videoRepository, objectStore, scheduler, logger, config.env.DOWNLOAD_URL_TTL_SECONDS, templates, imageUrls, images, hostedAudio, {
-    assertDecodableImage,
-    normalizeAudio: normalizeAudioUpload,
-  }, new NotifiedCache(config.env.VIDEO_CACHE_TTL_SECONDS * 1000));
   // A wait is woken by the status feed, whose notification may come before the cache's: it reads the database.
   const videoWatch = new VideoWatchService((userId, videoId) => videos.getLatest(userId, videoId), new VideoStatusFeed(database.listen, logger));
   const databaseRateLimits = database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db));
@@ -149,25 +183,25 @@ export function createServices({ config, database, objectStore, temporalClient, 
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
-  const billing = new BillingService(
-    new PaymentRepository(db, creditRepository),
-    videoRepository,
+  const billing = new BillingService({
+    payments: new PaymentRepository(db, creditRepository),
+    videos: videoRepository,
     scheduler,
-    config.stripe ? new StripeGateway(config.stripe, logger) : undefined,
-    { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
+    gateway: config.stripe ? new StripeGateway(config.stripe, logger) : undefined,
+    settings: { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
     logger,
-  );
-  const webhooks = new WebhookService(
-    new WebhookRepository(db),
-    videoRepository,
-    urlFetcher,
-    new WebhookSecretBox(signingSecret),
-    new WebhookScheduler(temporalClient),
-    email,
-    { retryDelaysSeconds: config.env.WEBHOOK_RETRY_SCHEDULE_SECONDS, disableAfterSeconds: config.env.WEBHOOK_DISABLE_AFTER_SECONDS },
+  });
+  const renders = new VideoRenderService({
+    videos: videoRepository,
+    transitions,
+    templates: templateRepository,
+    objects: objectStore,
+    audio: audioPreparer,
+    imageUrls,
     logger,
-  );
-  const renders = new VideoRenderService(videoRepository, templateRepository, objectStore, audioPreparer, imageUrls, logger, (video) => email.videoReady(video));
-  return { webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
+    onCompleted: (video) => email.videoReady(video),
+  });
+  const audioRequests = new AudioRequestService(speech, soundtracks);
+  return { audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

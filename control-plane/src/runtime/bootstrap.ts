@@ -1,7 +1,7 @@
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { migrateToLatest, openPGlite, openPostgres, type DatabaseHandle } from '../db/database.ts';
 import type { Logger } from '../logging/logger.ts';
-import { API_VERSIONS } from '../services/api-versions.ts';
+import { API_VERSIONS, type ApiVersionEntry } from '../services/api-versions.ts';
 import { createObjectStore } from '@petsing/workflows/storage';
 import type { Client } from '@temporalio/client';
 import type { UserUrlFetcher } from '../media/safe-fetch.ts';
@@ -10,7 +10,7 @@ import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@pe
 import { createServices, type AppContext } from './app-context.ts';
 import { loadDevIdentityKeys } from '../services/dev-identity.ts';
 
-export async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle> {
+async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle> {
   return config.env.DATABASE_URL
     ? openPostgres(config.env.DATABASE_URL, config.env.DATABASE_POOL_SIZE)
     : openPGlite(config.dataDir);
@@ -20,7 +20,7 @@ export async function openDatabase(config: ControlPlaneConfig): Promise<Database
 export async function openAppContext(
   config: ControlPlaneConfig,
   logger: Logger,
-  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher; videoPageResolver?: VideoPageResolver } = {},
+  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher; videoPageResolver?: VideoPageResolver; apiVersions?: readonly ApiVersionEntry[] } = {},
 ): Promise<AppContext & { close(): Promise<void> }> {
   const database = options.database ?? (await openDatabase(config));
   const closeDatabase = options.database ? async () => {} : () => database.close();
@@ -46,7 +46,7 @@ export async function openAppContext(
       logger,
       database,
       objectStore,
-      apiVersions: API_VERSIONS,
+      apiVersions: options.apiVersions ?? API_VERSIONS,
       services,
       close: async () => {
         await services.rateLimiter.close();

@@ -7,7 +7,7 @@ import { runOperatorCommand } from '../cli/operator-commands.ts';
 import { errorHandler } from '../http/errors.ts';
 import type { AppContext } from './app-context.ts';
 
-export const controlSocketPath = (dataDir: string) => join(dataDir, 'control.sock');
+const controlSocketPath = (dataDir: string) => join(dataDir, 'control.sock');
 
 /**
  * A local-only control channel for operator commands while the embedded service holds PGlite

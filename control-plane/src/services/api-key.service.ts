@@ -1,20 +1,20 @@
-import type { ApiKey, Scope } from '../db/schema.ts';
+import type { ApiKey } from '../db/schema.ts';
+import type { Scope } from '../domain/scopes.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { ApiKeyRepository } from '../repositories/api-key.repository.ts';
 import type { CredentialCache } from './credential-cache.ts';
-import type { OAuthCredential } from './oauth.service.ts';
+import type { ApiCredential } from './api-credential.ts';
 import { constantTimeEqual, hashSecret, randomToken } from './secrets.ts';
 
 /** Every key starts with this, so leaked keys are recognisable by secret scanners. */
-export const API_KEY_PREFIX = 'psk_live_';
+const API_KEY_PREFIX = 'psk_live_';
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;
 /**
  * How far behind a key's `last_used_at` may be: a use is written at once when this process last wrote the
  * key's use longer ago than this, otherwise with the next batch, at most this much later (not a write per request).
  */
-export const LAST_USED_RESOLUTION_MS = 60_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
 
-export type ApiCredential = { userId: string; scopes: Scope[]; kind: 'api_key'; keyId: string } | OAuthCredential;
 
 export class ApiKeyService {
   /** When this process last wrote each key's use, and the uses waiting for the next batch. */

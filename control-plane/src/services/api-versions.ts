@@ -12,7 +12,7 @@ export const API_VERSIONS: readonly ApiVersionEntry[] = [
 ];
 
 export const CURRENT_API_VERSION = 'v1';
-export const NOTICE_PERIOD_DAYS = 180;
+const NOTICE_PERIOD_DAYS = 180;
 
 export function versionsDocument(baseUrl: string, versions: readonly ApiVersionEntry[]) {
   return {

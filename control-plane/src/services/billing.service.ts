@@ -3,11 +3,11 @@ import { z } from 'zod';
 import type { Purchase, SubscriptionStatus, User } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { CheckoutLineItem, CompletedCheckout, PaymentEvent, StripeGateway, SubscriptionSnapshot } from '../payments/stripe-gateway.ts';
+import type { CheckoutLineItem, CompletedCheckout, PaymentEvent, PaymentGateway, SubscriptionSnapshot } from './ports/payment-gateway.ts';
 import type { PaymentRepository, PaymentUnit } from '../repositories/payment.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
-import type { RenderScheduler } from '../temporal/render-scheduler.ts';
-import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry } from './pricing.ts';
+import type { RenderScheduling } from './ports/render-scheduling.ts';
+import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry } from '../domain/pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
 /** What a checkout call answers: where to pay, or (already paid) that the re-render restarted. */
@@ -27,14 +27,23 @@ const uuid = z.uuid();
  * clock rather than of their arrival, and each event applies once.
  */
 export class BillingService {
-  constructor(
-    private readonly payments: PaymentRepository,
-    private readonly videos: VideoRepository,
-    private readonly scheduler: RenderScheduler,
-    private readonly gateway: StripeGateway | undefined,
-    private readonly settings: { siteUrl: string; statusTimeoutMs: number },
-    private readonly logger: Logger,
-  ) {}
+  private readonly payments: PaymentRepository;
+  private readonly videos: VideoRepository;
+  private readonly scheduler: RenderScheduling;
+  private readonly gateway: PaymentGateway | undefined;
+  private readonly settings: { siteUrl: string; statusTimeoutMs: number };
+  private readonly logger: Logger;
+
+  constructor(dependencies: {
+    payments: PaymentRepository;
+    videos: VideoRepository;
+    scheduler: RenderScheduling;
+    gateway: PaymentGateway | undefined;
+    settings: { siteUrl: string; statusTimeoutMs: number };
+    logger: Logger;
+  }) {
+    ({ payments: this.payments, videos: this.videos, scheduler: this.scheduler, gateway: this.gateway, settings: this.settings, logger: this.logger } = dependencies);
+  }
 
   async subscriptionCheckout(user: User, planType: string, country: string | undefined): Promise<CheckoutAnswer> {
     const gateway = this.requireGateway();
@@ -269,13 +278,13 @@ export class BillingService {
    * The user's Stripe customer, created on first need. The idempotency key is the user's, so concurrent
    * first purchases get the same customer from Stripe, and the first stored id wins.
    */
-  private async customerOf(user: User, gateway: StripeGateway): Promise<string> {
+  private async customerOf(user: User, gateway: PaymentGateway): Promise<string> {
     if (user.payment_customer_id) return user.payment_customer_id;
     const created = await gateway.createCustomer({ userId: user.id, email: user.email }, `customer:${user.id}`);
     return this.payments.setCustomerIfAbsent(user.id, created);
   }
 
-  private requireGateway(): StripeGateway {
+  private requireGateway(): PaymentGateway {
     if (!this.gateway) {
       throw new AppError('payments_not_configured', 'Payments are not configured on this server.');
     }

@@ -1,9 +1,9 @@
-import type { ApiCredential } from './api-key.service.ts';
+import type { ApiCredential } from './api-credential.ts';
 import { NotifiedCache, type Listen } from './notified-cache.ts';
-import type { ProtectedResource } from './oauth.service.ts';
+import type { ProtectedResource } from './oauth-resources.ts';
 
 /** The NOTIFY channel on which the database announces a revoked or deleted credential (payload: its hash). */
-export const CREDENTIAL_REVOKED_CHANNEL = 'credential_revoked';
+const CREDENTIAL_REVOKED_CHANNEL = 'credential_revoked';
 
 /**
  * Verified credentials of this process, keyed by the credential's SHA-256 digest and the resource it was

@@ -1,7 +1,9 @@
-import type { ApiCredential, ApiKeyService } from './api-key.service.ts';
+import type { ApiCredential } from './api-credential.ts';
+import type { ApiKeyService } from './api-key.service.ts';
 import type { CredentialCache } from './credential-cache.ts';
 import type { Listen } from './notified-cache.ts';
-import type { OAuthService, ProtectedResource } from './oauth.service.ts';
+import type { ProtectedResource } from './oauth-resources.ts';
+import type { OAuthService } from './oauth.service.ts';
 import { hashSecret } from './secrets.ts';
 
 /** Resolves a bearer credential presented to /v1 or /mcp: an API key, or an OAuth access token. */

@@ -4,9 +4,13 @@ import type { LedgerEntry } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { CreditRepository } from '../repositories/credit.repository.ts';
 
-/** Defined with the other money rules in pricing.ts; re-exported for the callers that import it from here. */
-export { CREDITS_PER_VIDEO } from './pricing.ts';
 const grantAmount = z.number().int().min(1).max(1_000_000);
+
+/** Ledger entries a statement lists, newest first. */
+const STATEMENT_ENTRIES = 20;
+
+/** A balance with the ledger entries that led to it. */
+export type CreditStatement = { balance: number; recent: LedgerEntry[] };
 
 export class CreditService {
   constructor(private readonly credits: CreditRepository) {}
@@ -31,7 +35,12 @@ export class CreditService {
     return this.credits.balance(userId);
   }
 
-  recent(userId: string, limit = 20): Promise<LedgerEntry[]> {
+  recent(userId: string, limit = STATEMENT_ENTRIES): Promise<LedgerEntry[]> {
     return this.credits.recent(userId, limit);
+  }
+
+  async statement(userId: string): Promise<CreditStatement> {
+    const [balance, recent] = await Promise.all([this.credits.balance(userId), this.credits.recent(userId, STATEMENT_ENTRIES)]);
+    return { balance, recent };
   }
 }

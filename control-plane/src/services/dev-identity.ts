@@ -52,7 +52,7 @@ export async function mintDevIdToken(
 }
 
 /** ID token lifetime of the development provider, in seconds. */
-export const DEV_ID_TOKEN_LIFETIME_SECONDS = 24 * 3600;
+const DEV_ID_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 
 /**
  * The development sign-in of the web app (POST /dev-identity/token): an ID token for an email address, no

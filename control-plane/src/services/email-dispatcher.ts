@@ -1,4 +1,4 @@
-import type { EmailSender } from '../email/smtp-sender.ts';
+import type { EmailSender } from './ports/email-sender.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { EmailOutboxRepository } from '../repositories/email-outbox.repository.ts';
 import { repeatEvery, type RepeatingTask } from './repeat-every.ts';

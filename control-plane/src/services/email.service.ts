@@ -5,10 +5,10 @@ import { AppError } from '../errors/app-error.ts';
 import type { EmailOutboxRepository, OutboxMessage, OutboxStatus } from '../repositories/email-outbox.repository.ts';
 import type { UserRepository } from '../repositories/user.repository.ts';
 import { hashSecret } from './secrets.ts';
-import { FREE_CREDITS_PER_MONTH } from './pricing.ts';
+import { FREE_CREDITS_PER_MONTH } from '../domain/pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
-export type LifecycleEmailKind = 'welcome' | 'video_ready' | 'free_credits_renewed' | 'webhook_disabled';
+type LifecycleEmailKind = 'welcome' | 'video_ready' | 'free_credits_renewed' | 'webhook_disabled';
 
 type Composed = { kind: LifecycleEmailKind; dedupeKey: string; subject: string; body: string };
 

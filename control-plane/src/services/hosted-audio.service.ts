@@ -2,17 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
 import type { ObjectStore } from '@petsing/workflows/storage';
+import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import type { HostedAudio } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import type { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
 import { removeExpiredMedia } from './expired-media-sweep.ts';
-import type { ReceivedFile, UploadChecks } from './video.service.ts';
+import type { ReceivedFile } from '../media/uploads.ts';
+import type { UploadChecks } from './ports/upload-checks.ts';
 
 export type HostedAudioLink = { id: string; url: string; durationSeconds: number; expiresAt: Date };
 
 /** How long hosted audio can be named in a create (audio_id, audio_url), like a checked photo. */
-export const HOSTED_AUDIO_RETENTION_MS = 24 * 3600 * 1000;
+const HOSTED_AUDIO_RETENTION_MS = 24 * 3600 * 1000;
 
 const uuid = z.uuid();
 

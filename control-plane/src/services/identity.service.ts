@@ -11,10 +11,10 @@ import type { UserService } from './user.service.ts';
  * Asymmetric signatures only: with a public JWKS, accepting HS* would let anyone who has the public key
  * forge tokens (key confusion), and `none` is no signature at all.
  */
-export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-export type IdentityClaims = { subject: string; email: string | undefined; emailVerified: boolean };
+type IdentityClaims = { subject: string; email: string | undefined; emailVerified: boolean };
 
 export type IdTokenVerifier = (token: string) => Promise<IdentityClaims>;
 
@@ -87,13 +87,22 @@ export type AccountCreatedListener = (user: User) => Promise<void>;
  * token's subject). A valid token without a verified email has no account: 404. See docs/decisions.md.
  */
 export class IdentityService {
-  constructor(
-    private readonly verify: IdTokenVerifier,
-    private readonly users: UserService,
-    private readonly userRepository: UserRepository,
-    private readonly logger: Logger,
-    private readonly onAccountCreated: AccountCreatedListener = async () => {},
-  ) {}
+  private readonly verify: IdTokenVerifier;
+  private readonly users: UserService;
+  private readonly userRepository: UserRepository;
+  private readonly logger: Logger;
+  private readonly onAccountCreated: AccountCreatedListener;
+
+  constructor(dependencies: {
+    verify: IdTokenVerifier;
+    users: UserService;
+    userRepository: UserRepository;
+    logger: Logger;
+    onAccountCreated?: AccountCreatedListener;
+  }) {
+    ({ verify: this.verify, users: this.users, userRepository: this.userRepository, logger: this.logger } = dependencies);
+    this.onAccountCreated = dependencies.onAccountCreated ?? (async () => {});
+  }
 
   /** The account of a valid token, created on first sign-in; throws 404 when it has none and can get none. */
   async signIn(token: string): Promise<User> {

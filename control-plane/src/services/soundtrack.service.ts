@@ -1,11 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/workflows/tools';
+import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '../media/audio-preparer.ts';
 import { MediaToolError, probeMedia, runMediaTool } from '../media/ffmpeg.ts';
-import { UrlRefusedError, type FetchedUrl, type UserUrlFetcher } from '../media/safe-fetch.ts';
+import type { UserUrlFetcher } from '../media/safe-fetch.ts';
+import type { FetchedUrl } from '../media/url-download.ts';
+import { UrlRefusedError } from '../media/url-refusal.ts';
 import { checkPlatformUrl } from '../media/social/platform-url.ts';
 import {
   VideoResolveTimeoutError,
@@ -37,14 +39,21 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 export class SoundtrackService {
   private readonly allowedHosts: ReadonlySet<string>;
 
-  constructor(
-    private readonly resolver: VideoPageResolver,
-    private readonly fetcher: UserUrlFetcher,
-    private readonly hostedAudio: HostedAudioService,
-    private readonly logger: Logger,
-    private readonly settings: SoundtrackSettings,
-  ) {
-    this.allowedHosts = new Set(settings.allowedHosts);
+  private readonly resolver: VideoPageResolver;
+  private readonly fetcher: UserUrlFetcher;
+  private readonly hostedAudio: HostedAudioService;
+  private readonly logger: Logger;
+  private readonly settings: SoundtrackSettings;
+
+  constructor(dependencies: {
+    resolver: VideoPageResolver;
+    fetcher: UserUrlFetcher;
+    hostedAudio: HostedAudioService;
+    logger: Logger;
+    settings: SoundtrackSettings;
+  }) {
+    ({ resolver: this.resolver, fetcher: this.fetcher, hostedAudio: this.hostedAudio, logger: this.logger, settings: this.settings } = dependencies);
+    this.allowedHosts = new Set(this.settings.allowedHosts);
   }
 
   async extract(userId: string, pageUrl: string, signal?: AbortSignal): Promise<ExtractedSoundtrack> {

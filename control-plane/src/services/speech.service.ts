@@ -1,15 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/workflows/tools';
+import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/workflows/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { encodeSpeechMp3 } from '../media/speech/speech-audio.ts';
 import type { SpeechProvider, SpeechVoice } from '../media/speech/speech-provider.ts';
 import type { HostedAudioLink, HostedAudioService } from './hosted-audio.service.ts';
-
-/** About 30 seconds of speech, the longest audio a video takes. */
-export const MAX_SPEECH_CHARACTERS = 500;
 
 export type VoiceWithSample = SpeechVoice & { sampleUrl: string };
 
@@ -33,13 +31,21 @@ export class SpeechService {
   /** Sample clips being made right now, so concurrent first plays of a voice share one synthesis. */
   private readonly sampleGenerations = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly provider: SpeechProvider,
-    private readonly hostedAudio: HostedAudioService,
-    private readonly objects: ObjectStore,
-    private readonly baseUrl: string,
-    private readonly logger: Logger,
-  ) {}
+  private readonly provider: SpeechProvider;
+  private readonly hostedAudio: HostedAudioService;
+  private readonly objects: ObjectStore;
+  private readonly baseUrl: string;
+  private readonly logger: Logger;
+
+  constructor(dependencies: {
+    provider: SpeechProvider;
+    hostedAudio: HostedAudioService;
+    objects: ObjectStore;
+    baseUrl: string;
+    logger: Logger;
+  }) {
+    ({ provider: this.provider, hostedAudio: this.hostedAudio, objects: this.objects, baseUrl: this.baseUrl, logger: this.logger } = dependencies);
+  }
 
   voices(): VoiceWithSample[] {
     return this.provider.voices().map((voice) => ({ ...voice, sampleUrl: `${this.baseUrl}/media/voices/${voice.id}.mp3` }));

@@ -6,32 +6,9 @@ import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import { templateCatalog } from '../templates/template-catalog.ts';
 import { buildTemplateAssets } from '../templates/template-assets.ts';
-import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import type { RenderScheduling } from './ports/render-scheduling.ts';
+import { SAMPLE_PET_KEY, templateObjectKeys, type TemplateAsset } from '../templates/template-objects.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
-
-export const templateAssets = ['audio', 'preview-image', 'preview-video'] as const;
-export type TemplateAsset = (typeof templateAssets)[number];
-
-/**
- * Bumped whenever the songs or the renderer change what a template sounds or looks like: keys of an
- * older version are rebuilt at the next seed and their preview clips rendered again.
- */
-export const TEMPLATE_ASSETS_VERSION = 'v2';
-
-export const templateObjectKeys = (id: number) => {
-  const base = `templates/${id}/${TEMPLATE_ASSETS_VERSION}`;
-  return {
-    audio: `${base}/song.mp3`,
-    previewImage: `${base}/preview.png`,
-    preparedAudio: `${base}/song-prepared.wav`,
-    mouthTrack: `${base}/mouth.json`,
-    previewVideo: `${base}/preview.mp4`,
-    previewThumbnail: `${base}/preview.jpg`,
-  };
-};
-
-/** The project's own pet picture (the shared drawing, at its natural size) that sings every template's preview clip. */
-export const SAMPLE_PET_KEY = 'templates/sample-pet.png';
 
 export class TemplateService {
   constructor(
@@ -45,7 +22,7 @@ export class TemplateService {
   }
 
   /** Queues the preview clip of every template that has none of the current version yet (once per template and version: the workflow id is fixed). */
-  async schedulePreviews(scheduler: RenderScheduler): Promise<number> {
+  async schedulePreviews(scheduler: RenderScheduling): Promise<number> {
     const missing = (await this.templates.listOldestFirst()).filter((template) => template.preview_video_key !== templateObjectKeys(template.id).previewVideo);
     for (const template of missing) await scheduler.startTemplatePreview(template.id);
     return missing.length;

@@ -3,7 +3,7 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import { hasSqlState, sqlState } from '../db/errors.ts';
 import type { SubscriptionStatus, User } from '../db/schema.ts';
 import type { UserRepository } from '../repositories/user.repository.ts';
-import { FREE_CREDITS_PER_MONTH } from './pricing.ts';
+import { FREE_CREDITS_PER_MONTH } from '../domain/pricing.ts';
 import { hashSecret, randomToken } from './secrets.ts';
 
 const uuid = z.uuid();

@@ -2,7 +2,8 @@ import type { ReconcileVideosResult } from '@petsing/workflows';
 import type { Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
-import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import type { RenderScheduling } from './ports/render-scheduling.ts';
+import type { VideoTransitions } from './video-transitions.ts';
 
 /** Unsettled videos read per query; a run goes through every page. */
 const PAGE_SIZE = 100;
@@ -25,12 +26,12 @@ export const RENDER_LOST = {
 export class VideoReconciler {
   constructor(
     private readonly videos: VideoRepository,
-    private readonly scheduler: RenderScheduler,
+    private readonly transitions: VideoTransitions,
+    private readonly scheduler: RenderScheduling,
     private readonly logger: Logger,
   ) {}
 
-  /** `onFailed` hears of each video this run failed (its webhook event); its errors are logged, never thrown. */
-  async reconcile(graceSeconds: number, onFailed: (videoId: string) => Promise<unknown> = async () => {}, now = new Date()): Promise<ReconcileVideosResult> {
+  async reconcile(graceSeconds: number, now = new Date()): Promise<ReconcileVideosResult> {
     const result: ReconcileVideosResult = { checked: 0, started: 0, failed: 0 };
     const before = new Date(now.getTime() - graceSeconds * 1000);
     let after: Video | undefined;
@@ -38,7 +39,6 @@ export class VideoReconciler {
       const page = await this.videos.listUnsettled(before, PAGE_SIZE, after);
       for (const video of page) {
         const outcome = await this.settle(video);
-        if (outcome === 'failed') await onFailed(video.id).catch((error: unknown) => this.logger.error({ err: error, videoId: video.id }, 'video-failed hook failed'));
         result.checked++;
         if (outcome !== 'running') result[outcome]++;
       }
@@ -64,7 +64,7 @@ export class VideoReconciler {
       return 'started';
     }
     // Settled meanwhile (the workflow completed it just before it ended): fail() leaves it alone.
-    const failed = await this.videos.fail(video.id, RENDER_LOST);
+    const failed = await this.transitions.fail(video.id, RENDER_LOST);
     if (failed) this.logger.warn({ videoId: video.id }, 'failed and refunded a video whose render ended without settling it');
     return failed ? 'failed' : 'running';
   }

@@ -1,13 +1,14 @@
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
-import { SAMPLE_PET_KEY, templateObjectKeys } from './template.service.ts';
+import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
-import { UrlRefusedError } from '../media/safe-fetch.ts';
+import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
+import type { VideoTransitions } from './video-transitions.ts';
 
 /** A video the pipeline cannot render, ever: no retry will help. */
 export class PermanentRenderFailure extends Error {
@@ -39,25 +40,40 @@ export type VideoCompletedListener = (video: Video) => Promise<unknown>;
  * and a retry must never duplicate a status change, a refund, an object or an event.
  */
 export class VideoRenderService {
-  constructor(
-    private readonly videos: VideoRepository,
-    private readonly templates: TemplateRepository,
-    private readonly objects: ObjectStore,
-    private readonly audio: AudioPreparer,
-    private readonly imageUrls: ImageUrlStore,
-    private readonly logger: Logger,
-    private readonly onCompleted: VideoCompletedListener = async () => {},
-  ) {}
+  private readonly videos: VideoRepository;
+  private readonly transitions: VideoTransitions;
+  private readonly templates: TemplateRepository;
+  private readonly objects: ObjectStore;
+  private readonly audio: AudioPreparer;
+  private readonly imageUrls: ImageUrlStore;
+  private readonly logger: Logger;
+  private readonly onCompleted: VideoCompletedListener;
 
+  constructor(dependencies: {
+    videos: VideoRepository;
+    transitions: VideoTransitions;
+    templates: TemplateRepository;
+    objects: ObjectStore;
+    audio: AudioPreparer;
+    imageUrls: ImageUrlStore;
+    logger: Logger;
+    onCompleted?: VideoCompletedListener;
+  }) {
+    ({ videos: this.videos, transitions: this.transitions, templates: this.templates, objects: this.objects, audio: this.audio, imageUrls: this.imageUrls, logger: this.logger } = dependencies);
+    this.onCompleted = dependencies.onCompleted ?? (async () => {});
+  }
+
+  /** The plan first: a video that cannot be rendered fails without having been announced as processing. */
   async beginRender(videoId: string): Promise<RenderPlan> {
     const video = await this.videos.findById(videoId);
     if (!video) throw new VideoGone(videoId);
-    await this.videos.markProcessing(videoId);
-    return this.plan(video, video.has_watermark);
+    const plan = await this.plan(video, video.has_watermark);
+    await this.transitions.markProcessing(videoId);
+    return plan;
   }
 
   async beginRerender(videoId: string): Promise<RenderPlan> {
-    const video = await this.videos.markRerendering(videoId);
+    const video = await this.transitions.markRerendering(videoId);
     if (!video) {
       const existing = await this.videos.findById(videoId);
       if (!existing) throw new VideoGone(videoId);
@@ -97,7 +113,7 @@ export class VideoRenderService {
   }
 
   async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<void> {
-    const result = await this.videos.complete(videoId, output);
+    const result = await this.transitions.complete(videoId, output);
     if (!result) {
       // Deleted while rendering: what the render stored must not outlive the video.
       await this.objects.deletePrefix(videoObjectPrefix(videoId));
@@ -109,12 +125,12 @@ export class VideoRenderService {
   }
 
   async fail(videoId: string, failure: { code: string; reason: string }): Promise<void> {
-    const video = await this.videos.fail(videoId, failure);
+    const video = await this.transitions.fail(videoId, failure);
     if (video) this.logger.warn({ videoId, code: failure.code, reason: failure.reason }, 'render failed');
   }
 
   async abandonRerender(videoId: string, failure: { code: string; reason: string }): Promise<void> {
-    await this.videos.abandonRerender(videoId, failure);
+    await this.transitions.abandonRerender(videoId, failure);
     this.logger.error({ videoId, code: failure.code, reason: failure.reason }, 're-render without watermark failed');
   }
 

@@ -1,12 +1,18 @@
+import { isTerminalVideoStatus } from '@petsing/workflows/api-rules';
 import type { DatabaseHandle } from '../db/database.ts';
 import type { Video, VideoStatus } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import { VIDEO_STATUS_CHANNEL, type VideoStatusEvent } from '../repositories/video.repository.ts';
 
-/** Statuses a video does not leave on its own (an unknown status is not terminal, as the spec tells clients). */
-const TERMINAL_STATUSES: readonly VideoStatus[] = ['completed', 'failed'];
+/** A status a video does not leave on its own (TERMINAL_VIDEO_STATUSES, shared with the web app). */
+export const isTerminal = (status: VideoStatus): boolean => isTerminalVideoStatus(status);
 
-export const isTerminal = (status: VideoStatus) => TERMINAL_STATUSES.includes(status);
+/**
+ * The longest one request waits on a video, whatever the surface: `Prefer: wait` on GET /v1/videos/{id} and
+ * the MCP tool wait_for_video. A longer wait asked for is capped (the answer says the video is not done yet,
+ * and the client asks again).
+ */
+export const MAX_WAIT_SECONDS = 60;
 
 /**
  * The id of a video's state as an event (SSE `id`): pending 1, processing 2 + progress (2–101), terminal 102.
@@ -134,20 +140,31 @@ export class VideoWatchService {
   }
 
   /**
-   * The video once it is terminal, or as it is after `waitMs` (or when `signal` aborts: the client hung up or
-   * the service stops); undefined when it does not exist (or was deleted meanwhile).
+   * The video once it is terminal, or as it is after `waitMs` (at most MAX_WAIT_SECONDS), or when `signal`
+   * aborts (the client hung up or the service stops); undefined when it does not exist (or was deleted
+   * meanwhile). `onState` sees each state on the way, from the current one (the MCP tool's progress
+   * notifications); the wait goes on once it settles.
    */
-  async waitForTerminal(userId: string, videoId: string, waitMs: number, signal: AbortSignal): Promise<Video | undefined> {
+  async waitForTerminal(
+    userId: string,
+    videoId: string,
+    waitMs: number,
+    signal: AbortSignal,
+    onState?: (video: Video) => Promise<void> | void,
+  ): Promise<Video | undefined> {
     // A timer of its own: under AbortSignal.any(), an AbortSignal.timeout() can be garbage collected before it
     // fires (nodejs/node#57736), which left a wait open for minutes.
     const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), waitMs);
+    const timer = setTimeout(() => stop.abort(), Math.min(waitMs, MAX_WAIT_SECONDS * 1000));
     const onAbort = () => stop.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort();
     try {
       let latest: Video | undefined;
-      for await (const { video } of this.follow(userId, videoId, stop.signal)) latest = video;
+      for await (const { video } of this.follow(userId, videoId, stop.signal)) {
+        latest = video;
+        await onState?.(video);
+      }
       if (latest && isTerminal(latest.status)) return latest;
       return await this.read(userId, videoId);
     } finally {

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type VideoAspect } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/workflows/storage';
 import { z } from 'zod';
@@ -8,22 +6,19 @@ import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
-import type { RenderScheduler } from '../temporal/render-scheduler.ts';
+import type { RenderScheduling } from './ports/render-scheduling.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
-import { CREDITS_PER_VIDEO } from './credit.service.ts';
-import { ExpiringCache, type Listen, type NotifiedCache } from './notified-cache.ts';
+import { fileUpload, type LocalUpload, type MediaUpload, type ReceivedFile } from '../media/uploads.ts';
+import type { UploadChecks } from './ports/upload-checks.ts';
+import type { VideoTransitions } from './video-transitions.ts';
+import type { WebhookService } from './webhook.service.ts';
+import { CREDITS_PER_VIDEO } from '../domain/pricing.ts';
+import type { Listen, NotifiedCache } from './notified-cache.ts';
 import { assertSingable, type HostedAudioService } from './hosted-audio.service.ts';
 import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
 
-/**
- * The share of DOWNLOAD_URL_TTL_SECONDS for which a signed download link is answered again: every link
- * handed out stays good for at least the rest (55 of the default 60 minutes).
- */
-const LINK_REUSE_SHARE = 1 / 12;
-
-export type MediaUpload = { body: Readable | Buffer; contentType: string; extension: string };
 
 export type CreateVideoInput = {
   userId: string;
@@ -47,25 +42,33 @@ export type CreateVideoInput = {
 /** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
 export type VideoOptions = { face?: FaceHints; aspect?: VideoAspect };
 
+/** POST /v1/videos and the create_video tool, as parsed from the wire: exactly one sound and one photo. */
+export type ApiVideoRequest = {
+  template_id?: string | undefined;
+  audio_id?: string | undefined;
+  image_url?: string | undefined;
+  image_id?: string | undefined;
+  face?: FaceHints | undefined;
+  aspect?: VideoAspect | undefined;
+  webhook_url?: string | undefined;
+  deadline_seconds?: number | undefined;
+};
+
 /** What an API video sings: a template song, or audio stored by POST /v1/audio. */
-export type ApiVideoSound = { templateId: string } | { audioId: string };
+type ApiVideoSound = { templateId: string } | { audioId: string };
 
 /** The photo of an API video: a URL the render fetches, or a photo checked by POST /v1/images. */
-export type ApiVideoPhoto = { url: string } | { imageId: string };
+type ApiVideoPhoto = { url: string } | { imageId: string };
 
 /** The photo of a web video: an uploaded file, or a photo checked by POST /images. */
 export type WebVideoPhoto = { upload: LocalUpload } | { imageId: string };
 
 export type CreatedVideo = { video: Video; creditsRemaining: number };
 
-/** A received file on local disk (a web upload), stored under `extension` with its sniffed content type. */
-export type LocalUpload = { path: string; contentType: string; extension: string };
+export type VideoPage = { videos: Video[]; page: number; pageSize: number; total: number };
 
 /** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
 type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string; hostedAudioId: string } };
-
-/** A file of a web create's form, received on local disk, with the form field it came in (named in refusals). */
-export type ReceivedFile = LocalUpload & { field: string };
 
 /**
  * What a web create's form holds besides its sound, as the route read it: the photo (an `image` file or the
@@ -81,35 +84,44 @@ export type WebTemplateVideoRequest = WebVideoRequest & { templateId: string };
 /** POST /create-with-audio: an uploaded `audio` file or the `audio_url` of the caller's hosted audio. */
 export type WebAudioVideoRequest = WebVideoRequest & { sound: { file: ReceivedFile } | { url: string } };
 
-/**
- * The media checks of a web create's uploads (sharp and ffmpeg adapters of media/), run after the cheap
- * refusals and before anything is stored or paid.
- */
-export type UploadChecks = {
-  /** Decodes a photo completely; refuses a truncated, corrupt or oversized one (unsupported_image_format). */
-  assertDecodableImage(path: string): Promise<void>;
-  /** Measures audio by decoding it and makes it MP3; refuses undecodable audio or audio outside 2 to 30 seconds. */
-  normalizeAudio(file: ReceivedFile): Promise<LocalUpload & { durationSeconds: number }>;
-};
 
 const uuid = z.uuid();
 
 export class VideoService {
-  constructor(
-    private readonly videos: VideoRepository,
-    private readonly objects: ObjectStore,
-    private readonly scheduler: RenderScheduler,
-    private readonly logger: Logger,
-    private readonly downloadUrlTtlSeconds: number,
-    private readonly templates: TemplateService,
-    private readonly imageUrls: ImageUrlImporter,
-    private readonly images: ImageService,
-    private readonly hostedAudio: HostedAudioService,
-    private readonly uploads: UploadChecks,
-    private readonly recent: NotifiedCache<Video>,
-  ) {}
+  private readonly videos: VideoRepository;
+  private readonly transitions: VideoTransitions;
+  private readonly objects: ObjectStore;
+  private readonly scheduler: RenderScheduling;
+  private readonly logger: Logger;
+  private readonly templates: TemplateService;
+  private readonly imageUrls: ImageUrlImporter;
+  private readonly images: ImageService;
+  private readonly hostedAudio: HostedAudioService;
+  private readonly uploads: UploadChecks;
+  private readonly recent: NotifiedCache<Video>;
+  private readonly webhookUrls: Pick<WebhookService, 'vetVideoWebhookUrl'>;
 
-  private readonly signedLinks = new ExpiringCache<string>();
+  constructor(dependencies: {
+    videos: VideoRepository;
+    transitions: VideoTransitions;
+    objects: ObjectStore;
+    scheduler: RenderScheduling;
+    logger: Logger;
+    templates: TemplateService;
+    imageUrls: ImageUrlImporter;
+    images: ImageService;
+    hostedAudio: HostedAudioService;
+    uploads: UploadChecks;
+    /** This process's copy of recently read videos, forgotten as the database announces changes. */
+    recent: NotifiedCache<Video>;
+    /** Vets an API create's webhook_url before anything is paid. */
+    webhookUrls: Pick<WebhookService, 'vetVideoWebhookUrl'>;
+  }) {
+    ({
+      videos: this.videos, transitions: this.transitions, objects: this.objects, scheduler: this.scheduler, logger: this.logger, templates: this.templates,
+      imageUrls: this.imageUrls, images: this.images, hostedAudio: this.hostedAudio, uploads: this.uploads, recent: this.recent, webhookUrls: this.webhookUrls,
+    } = dependencies);
+  }
 
   /** Forgets videos changed anywhere (any replica, worker or SQL) as the database announces them. */
   followChanges(listen: Listen): Promise<() => Promise<void>> {
@@ -117,11 +129,13 @@ export class VideoService {
   }
 
   /**
-   * POST /v1/videos: an API video from a template song or the caller's audio (POST /v1/audio) and a photo,
-   * paid with one credit. The sound is found first; then the photo: a checked photo or a photo URL without a
-   * pet face is refused before any charge unless the person points at the mouth.
+   * POST /v1/videos and the create_video tool: an API video from a template song or the caller's audio (POST
+   * /v1/audio) and a photo, paid with one credit. The sound is found first; then the photo: a checked photo or a
+   * photo URL without a pet face is refused before any charge unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, input: { sound: ApiVideoSound; photo: ApiVideoPhoto; webhookUrl?: string; deadlineSeconds?: number } & VideoOptions): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, request: ApiVideoRequest): Promise<CreatedVideo> {
+    if (request.webhook_url) await this.webhookUrls.vetVideoWebhookUrl(userId, request.webhook_url);
+    const input = { sound: apiVideoSound(request), photo: apiVideoPhoto(request), face: request.face, aspect: request.aspect };
     const sound = 'templateId' in input.sound
       ? { templateId: (await this.findTemplate(input.sound.templateId)).id }
       : { audio: await this.heldAudio(userId, input.sound.audioId) };
@@ -137,8 +151,8 @@ export class VideoService {
       image,
       ...(input.face ? { face: input.face } : {}),
       ...(input.aspect ? { aspect: input.aspect } : {}),
-      ...(input.deadlineSeconds ? { deadlineSeconds: input.deadlineSeconds } : {}),
-      ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
+      ...(request.deadline_seconds ? { deadlineSeconds: request.deadline_seconds } : {}),
+      ...(request.webhook_url ? { webhookUrl: request.webhook_url } : {}),
     });
     if (!created) {
       const balance = await this.videos.creditBalance(userId);
@@ -174,27 +188,6 @@ export class VideoService {
       ? { audio: await this.uploads.normalizeAudio(request.sound.file) }
       : await this.hostedSound(user, request.sound.url);
     return this.createWebVideo(user, sound, photo, options, now);
-  }
-
-  /**
-   * Expiring download links of a finished video's MP4 and thumbnail; null until it has them. A link is answered
-   * again during the first LINK_REUSE_SHARE of its lifetime (presigning costs CPU on every poll).
-   */
-  async links(video: Video): Promise<{ videoUrl: string | null; thumbnailUrl: string | null }> {
-    const link = async (key: string | null, fileName: string) => {
-      if (!key || video.status !== 'completed') return null;
-      const reuseKey = `${key}\n${fileName}`;
-      const reused = this.signedLinks.get(reuseKey);
-      if (reused) return reused;
-      const url = await this.objects.downloadUrl(key, { expiresInSeconds: this.downloadUrlTtlSeconds, fileName });
-      this.signedLinks.set(reuseKey, url, this.signedLinks.now() + this.downloadUrlTtlSeconds * 1000 * LINK_REUSE_SHARE);
-      return url;
-    };
-    const [videoUrl, thumbnailUrl] = await Promise.all([
-      link(video.output_key, `petsing-${video.id}.mp4`),
-      link(video.thumbnail_key, `petsing-${video.id}.jpg`),
-    ]);
-    return { videoUrl, thumbnailUrl };
   }
 
   /**
@@ -258,6 +251,13 @@ export class VideoService {
     return video;
   }
 
+  /** The caller's video; another user's is answered not_found like a missing one. Ids are parsed by the caller (a uuid). */
+  async getOwned(userId: string, videoId: string): Promise<Video> {
+    const video = await this.get(userId, videoId);
+    if (!video) throw notFound(`Video ${videoId}`);
+    return video;
+  }
+
   getLatest(userId: string, videoId: string): Promise<Video | undefined> {
     return this.videos.findOwned(videoId, userId);
   }
@@ -266,8 +266,10 @@ export class VideoService {
     return this.videos.listOwned(userId, options);
   }
 
-  count(userId: string): Promise<number> {
-    return this.videos.countOwned(userId);
+  /** One page of the caller's videos, newest first, with how many there are in all. */
+  async page(userId: string, page: number, pageSize: number): Promise<VideoPage> {
+    const [videos, total] = await Promise.all([this.videos.listOwned(userId, { limit: pageSize, offset: (page - 1) * pageSize }), this.videos.countOwned(userId)]);
+    return { videos, page, pageSize, total };
   }
 
   /**
@@ -315,7 +317,7 @@ export class VideoService {
   }
 
   private async stop(videoId: string, reason: string) {
-    const result = await this.videos.cancel(videoId, reason);
+    const result = await this.transitions.cancel(videoId, reason);
     // The caller reads it next, perhaps before the database's notification has arrived.
     this.recent.forget([videoId]);
     if (result?.video.failure_code === CANCELED_CODE) {
@@ -433,7 +435,7 @@ export class VideoService {
       await this.videos.setWorkflowId(video.id, workflowId);
     } catch (error) {
       this.logger.error({ err: error, videoId: video.id }, 'could not queue the render');
-      await this.videos.fail(video.id, { code: 'queue_unavailable', reason: 'The render could not be queued.' });
+      await this.transitions.failUnqueued(video.id, { code: 'queue_unavailable', reason: 'The render could not be queued.' });
       throw new AppError('service_unavailable', 'The render queue is unavailable; nothing was charged.', { cause: error });
     }
   }
@@ -450,14 +452,6 @@ export class VideoService {
   }
 }
 
-/** Opens the file only once the store reads it, so an upload refused before storing holds no descriptor. */
-export function fileUpload(file: LocalUpload): MediaUpload {
-  async function* chunks() {
-    yield* createReadStream(file.path);
-  }
-  return { body: Readable.from(chunks(), { objectMode: false }), contentType: file.contentType, extension: file.extension };
-}
-
 /** ".png" of "images/<id>.png": a copied photo keeps the extension it was stored under. */
 const extensionOf = (key: string) => {
   const dot = key.lastIndexOf('.');
@@ -472,3 +466,23 @@ function optionsOf(request: WebVideoRequest): VideoOptions {
 
 const noFreeCredits = (now: Date) =>
   new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);
+
+/** Exactly one of template_id and audio_id. */
+function apiVideoSound(request: ApiVideoRequest): ApiVideoSound {
+  if (request.template_id !== undefined && request.audio_id !== undefined) {
+    throw new AppError('template_or_audio_required', 'Send either template_id or audio_id, not both.');
+  }
+  if (request.template_id !== undefined) return { templateId: request.template_id };
+  if (request.audio_id !== undefined) return { audioId: request.audio_id };
+  throw new AppError('template_or_audio_required', 'The request needs template_id (a song from GET /v1/templates) or audio_id (from POST /v1/audio).');
+}
+
+/** Exactly one of image_url and image_id (a rule JSON Schema cannot carry into the MCP tool's input). */
+function apiVideoPhoto(request: ApiVideoRequest): ApiVideoPhoto {
+  if (request.image_url !== undefined && request.image_id !== undefined) {
+    throw new AppError('invalid_request', 'Send either image_url or image_id, not both.');
+  }
+  if (request.image_url !== undefined) return { url: request.image_url };
+  if (request.image_id !== undefined) return { imageId: request.image_id };
+  throw new AppError('invalid_request', 'The request needs image_url (a public photo URL) or image_id (from POST /v1/images).');
+}

@@ -12,7 +12,7 @@ export function newWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
-export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
+function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }

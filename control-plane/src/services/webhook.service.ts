@@ -2,11 +2,13 @@ import type { WebhookAttemptOutcome } from '@petsing/workflows';
 import type { Video, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { UrlRefusedError, type UserUrlFetcher } from '../media/safe-fetch.ts';
+import type { UserUrlFetcher } from '../media/safe-fetch.ts';
+import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { NewWebhookDelivery, WebhookRepository } from '../repositories/webhook.repository.ts';
-import type { WebhookScheduler } from '../temporal/webhook-scheduler.ts';
+import type { WebhookScheduling } from './ports/webhook-scheduling.ts';
 import type { EmailService } from './email.service.ts';
+import type { VideoEvents } from './video-transitions.ts';
 import { newWebhookSecret, signatureHeader, type WebhookSecretBox } from './webhook-signing.ts';
 
 export const WEBHOOK_EVENTS = ['video.processing', 'video.completed', 'video.failed'] as const satisfies readonly WebhookEventType[];
@@ -14,11 +16,11 @@ export const WEBHOOK_EVENTS = ['video.processing', 'video.completed', 'video.fai
 export const TEST_EVENT = 'webhook.test';
 export const MAX_WEBHOOK_ENDPOINTS = 10;
 /** A 2xx within this long is a success; anything else (a 3xx included: redirects are not followed) a failure. */
-export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
 /** How much of an answer the delivery log keeps. */
 export const RESPONSE_SNIPPET_BYTES = 1024;
 /** How long a rotated-out secret keeps signing when the rotation names no overlap. */
-export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
+const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
 /** The target of a video's own webhook_url in webhook_deliveries (endpoints use their id). */
 const VIDEO_URL_TARGET = 'video';
 
@@ -38,17 +40,33 @@ export type VideoRepresenter = (video: Video) => Promise<unknown>;
  * per video, event and target, however often it is emitted), and each delivery attempt. The retries are
  * the deliverWebhook workflow's; this service sends one attempt at a time and keeps the log.
  */
-export class WebhookService {
-  constructor(
-    private readonly webhooks: WebhookRepository,
-    private readonly videos: VideoRepository,
-    private readonly fetcher: UserUrlFetcher,
-    private readonly secrets: WebhookSecretBox,
-    private readonly scheduler: WebhookScheduler,
-    private readonly email: EmailService,
-    private readonly settings: WebhookSettings,
-    private readonly logger: Logger,
-  ) {}
+export class WebhookService implements VideoEvents {
+  private readonly webhooks: WebhookRepository;
+  private readonly videos: VideoRepository;
+  private readonly fetcher: UserUrlFetcher;
+  private readonly secrets: WebhookSecretBox;
+  private readonly scheduler: WebhookScheduling;
+  private readonly email: EmailService;
+  private readonly represent: VideoRepresenter;
+  private readonly settings: WebhookSettings;
+  private readonly logger: Logger;
+
+  constructor(dependencies: {
+    webhooks: WebhookRepository;
+    videos: VideoRepository;
+    fetcher: UserUrlFetcher;
+    secrets: WebhookSecretBox;
+    scheduler: WebhookScheduling;
+    email: EmailService;
+    represent: VideoRepresenter;
+    settings: WebhookSettings;
+    logger: Logger;
+  }) {
+    ({
+      webhooks: this.webhooks, videos: this.videos, fetcher: this.fetcher, secrets: this.secrets, scheduler: this.scheduler,
+      email: this.email, represent: this.represent, settings: this.settings, logger: this.logger,
+    } = dependencies);
+  }
 
   async register(userId: string, request: { url: string; events: WebhookEventType[] }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     await this.vetUrl(request.url);
@@ -155,14 +173,14 @@ export class WebhookService {
    * Emits a video's event to the account's subscribed endpoints and its own webhook_url: the deliveries are
    * recorded once (the unique (video, event, target)) and their workflows started once (the workflow id is the
    * delivery's), so an activity retried after a crash emits nothing twice. Nothing is sent when the video has
-   * moved on or is gone.
+   * moved on or is gone. Only VideoTransitions calls it, after the change it announces.
    */
-  async emitVideoEvent(videoId: string, event: WebhookEventType, represent: VideoRepresenter): Promise<void> {
+  async emitVideoEvent(videoId: string, event: WebhookEventType): Promise<void> {
     const video = await this.videos.findById(videoId);
     if (!video || video.status !== statusOfEvent[event]) return;
     const endpoints = await this.webhooks.subscribedEndpoints(video.user_id, event);
     if (endpoints.length === 0 && !video.webhook_url) return;
-    const payload = JSON.stringify({ type: event, timestamp: new Date().toISOString(), data: await represent(video) });
+    const payload = JSON.stringify({ type: event, timestamp: new Date().toISOString(), data: await this.represent(video) });
     const common = { user_id: video.user_id, video_id: video.id, event_type: event, payload };
     const rows: NewWebhookDelivery[] = endpoints.map((endpoint) => ({ ...common, endpoint_id: endpoint.id, target: endpoint.id, url: endpoint.url }));
     if (video.webhook_url) rows.push({ ...common, endpoint_id: null, target: VIDEO_URL_TARGET, url: video.webhook_url });

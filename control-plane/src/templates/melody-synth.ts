@@ -2,9 +2,9 @@ import { syllablesOf, VOWEL_POSE, type Onset, type Syllable, type Vowel } from '
 import type { ChordSymbol, PitchName, TemplateDefinition } from './template-catalog.ts';
 
 /** Silence before the first note, so the video opens on a closed mouth. */
-export const leadInSeconds = 0.3;
+const leadInSeconds = 0.3;
 /** Silence after the song, so the video ends on a closed mouth. */
-export const tailSeconds = 0.5;
+const tailSeconds = 0.5;
 
 export interface TimedNote {
   pitch: PitchName | 'rest';

@@ -8,9 +8,9 @@ export type PitchName = `${Letter}${Accidental}${2 | 3 | 4 | 5 | 6}`;
 export type ChordSymbol = `${Letter}${Accidental}${'' | 'm' | '7'}`;
 
 /** Lengths are in beats; a 'rest' is silent so the lip-sync model closes the pet's mouth. */
-export type MelodyNote = readonly [pitch: PitchName | 'rest', beats: number];
+type MelodyNote = readonly [pitch: PitchName | 'rest', beats: number];
 
-export type ChordSpan = readonly [chord: ChordSymbol, beats: number];
+type ChordSpan = readonly [chord: ChordSymbol, beats: number];
 
 export interface TemplateLook {
   animal: 'dog' | 'cat';

@@ -5,48 +5,31 @@ import type { EmailService } from '../services/email.service.ts';
 import type { VideoReconciler } from '../services/video-reconciler.service.ts';
 import type { VideoService } from '../services/video.service.ts';
 import { PermanentRenderFailure, VideoGone, type VideoRenderService } from '../services/video-render.service.ts';
-import type { VideoRepresenter, WebhookService } from '../services/webhook.service.ts';
+import type { WebhookService } from '../services/webhook.service.ts';
 
 /**
  * The control-plane activities, built from their dependencies. They only translate between Temporal and
  * the render and email services: expected failures become non-retryable ApplicationFailures carrying a code.
- * A video's transitions emit its webhook events in the same activity, after the change is stored: a retry
- * repeats both, and the emission is idempotent (WebhookService.emitVideoEvent). `represent` makes the events'
- * ApiVideo.
+ * A video's status changes announce themselves (VideoTransitions emits each webhook event after the change).
  */
 export function createControlActivities(
   { renders, videos, email, reconciler, webhooks }: { renders: VideoRenderService; videos: VideoService; email: EmailService; reconciler: VideoReconciler; webhooks: WebhookService },
-  represent: VideoRepresenter,
 ): ControlActivities {
   return {
-    beginRender: ({ videoId }) =>
-      translate(async () => {
-        const plan = await renders.beginRender(videoId);
-        await webhooks.emitVideoEvent(videoId, 'video.processing', represent);
-        return plan;
-      }),
+    beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
     prepareAudio: ({ sourceAudioKey, targetKey }) =>
       translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal)),
     recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
-    completeVideo: async ({ videoId, ...output }) => {
-      await renders.complete(videoId, output);
-      await webhooks.emitVideoEvent(videoId, 'video.completed', represent);
-    },
-    failVideo: async ({ videoId, code, reason }) => {
-      await renders.fail(videoId, { code, reason });
-      await webhooks.emitVideoEvent(videoId, 'video.failed', represent);
-    },
+    completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),
+    failVideo: ({ videoId, code, reason }) => renders.fail(videoId, { code, reason }),
     abandonRerender: ({ videoId, code, reason }) => renders.abandonRerender(videoId, { code, reason }),
     deleteVideoObjects: ({ videoId }) => renders.deleteObjects(videoId),
     beginTemplatePreview: ({ templateId }) => translate(() => renders.beginTemplatePreview(templateId)),
     completeTemplatePreview: ({ templateId, outputKey }) => renders.completeTemplatePreview(templateId, outputKey),
     enqueueFreeCreditsEmails: async ({ month }) => ({ enqueued: await email.freeCreditsRenewed(month) }),
-    reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds, (videoId) => webhooks.emitVideoEvent(videoId, 'video.failed', represent)),
-    cancelVideoAtDeadline: async ({ videoId, deadlineSeconds }) => {
-      await videos.cancelAtDeadline(videoId, deadlineSeconds);
-      await webhooks.emitVideoEvent(videoId, 'video.failed', represent);
-    },
+    reconcileVideos: ({ graceSeconds }) => reconciler.reconcile(graceSeconds),
+    cancelVideoAtDeadline: ({ videoId, deadlineSeconds }) => videos.cancelAtDeadline(videoId, deadlineSeconds),
     attemptWebhookDelivery: ({ deliveryId, attempt, last }) => webhooks.attempt(deliveryId, attempt, last),
   };
 }

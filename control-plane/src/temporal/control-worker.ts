@@ -1,9 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
-import { TASK_QUEUES } from '@petsing/workflows';
+import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
 import { connectTemporalWorker, runWorker } from '@petsing/workflows/runtime';
 import type { AppContext } from '../runtime/app-context.ts';
-import { apiRepresentations } from '../http/api-representations.ts';
 import { createControlActivities } from './control-activities.ts';
 
 /**
@@ -20,7 +19,8 @@ export async function startControlWorker(context: AppContext): Promise<{ stop():
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,
-    activities: createControlActivities(context.services, apiRepresentations(context).video),
+    // Each activity parses its input with its contract schema before it runs (a malformed one fails at once, non-retryably).
+    activities: parsedActivities(controlActivitySchemas, createControlActivities(context.services)),
     ...(env.WORKFLOW_BUNDLE_PATH
       ? { workflowBundle: { codePath: env.WORKFLOW_BUNDLE_PATH } }
       : { workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) }),

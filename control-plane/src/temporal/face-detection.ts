@@ -1,22 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { DetectFaceResult, detectFaceWorkflowId, FAILURE_TYPES, TASK_QUEUES, type DetectFaceInput } from '@petsing/workflows';
-
-/** No render node answered in time (none running, all busy) or Temporal is unreachable. */
-export class FaceDetectionUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'FaceDetectionUnavailable';
-  }
-}
-
-/** The render node could not read the photo: a retry will not help. */
-export class PhotoUnreadable extends Error {
-  constructor(message: string, readonly hint: string | undefined) {
-    super(message);
-    this.name = 'PhotoUnreadable';
-  }
-}
+import { FaceDetectionUnavailable, PhotoUnreadable, type FaceDetection } from '../services/ports/face-detection.ts';
 
 /** A workflow whose caller stopped waiting is ended by the server after this long, whoever was meant to end it. */
 const WORKFLOW_EXECUTION_TIMEOUT = '2 minutes';
@@ -25,7 +10,7 @@ const WORKFLOW_EXECUTION_TIMEOUT = '2 minutes';
  * The control plane's way to the detector, which lives on the render nodes: it starts the short detectFace
  * workflow and waits for its answer, so the API process never loads render-node code.
  */
-export class FaceDetectionClient {
+export class FaceDetectionClient implements FaceDetection {
   constructor(
     private readonly client: () => Promise<Client>,
     private readonly timeoutMs: number,

@@ -8,10 +8,11 @@ import {
   type RenderVideoInput,
   type VideoDeadlineInput,
 } from '@petsing/workflows';
-import { TEMPLATE_ASSETS_VERSION } from '../services/template.service.ts';
+import type { RenderScheduling, WorkflowState } from '../services/ports/render-scheduling.ts';
+import { TEMPLATE_ASSETS_VERSION } from '../templates/template-objects.ts';
 
 /** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
-export class RenderScheduler {
+export class RenderScheduler implements RenderScheduling {
   constructor(private readonly client: () => Promise<Client>) {}
 
   /** Starts the video's render; starting it twice is a no-op (the workflow id is the video's). */
@@ -106,6 +107,3 @@ export class RenderScheduler {
     }
   }
 }
-
-/** `missing`: never started, or its history is past the namespace's retention. */
-export type WorkflowState = 'running' | 'ended' | 'missing';

@@ -1,8 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TASK_QUEUES, webhookDeliveryWorkflowId, type DeliverWebhookInput } from '@petsing/workflows';
+import type { WebhookScheduling } from '../services/ports/webhook-scheduling.ts';
 
 /** The control plane's adapter to Temporal for webhooks: starts the workflow that delivers one message. */
-export class WebhookScheduler {
+export class WebhookScheduler implements WebhookScheduling {
   constructor(private readonly client: () => Promise<Client>) {}
 
   /** Starts the delivery; starting it again (a retried emission) is a no-op, as the workflow id is the delivery's. */

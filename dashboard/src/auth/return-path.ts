@@ -1,5 +1,5 @@
 /** The OAuth authorization page; a signed-out person signs in and comes back to it with the same request. */
-export const AUTHORIZATION_PAGE = '/oauth/authorize';
+const AUTHORIZATION_PAGE = '/oauth/authorize';
 
 /**
  * Where a sign-in may send the person afterwards: a page of the app (not the sign-in page itself) or the

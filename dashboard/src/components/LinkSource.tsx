@@ -1,11 +1,12 @@
 import { useId, useState } from 'react';
+import { MAX_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { api, call } from '../api/client.ts';
 import { ErrorNotice } from './ErrorNotice.tsx';
 import { useHostedAudio, type HostedAudio } from './use-hosted-audio.ts';
 
 /**
  * The sound of a short video, named by its link (POST /social/extract-audio: the service checks the host,
- * fetches the video and keeps its first 30 seconds of sound), played back before it is used.
+ * fetches the video and keeps its first MAX_AUDIO_SECONDS of sound), played back before it is used.
  */
 export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefined) => void }) {
   const ids = { link: useId(), help: useId() };
@@ -36,7 +37,7 @@ export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefin
           }}
         />
         <p id={ids.help} className="muted small">
-          The video must be public. Its first 30 seconds of sound are used.
+          The video must be public. Its first {MAX_AUDIO_SECONDS} seconds of sound are used.
         </p>
       </div>
       <button type="button" className="button button-secondary" onClick={() => void extract()} disabled={busy || !link.trim()} aria-busy={busy}>

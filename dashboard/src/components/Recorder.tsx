@@ -1,15 +1,15 @@
 import { useEffect, useRef, useState } from 'react';
+import { MAX_AUDIO_SECONDS as MAX_SECONDS, MIN_AUDIO_SECONDS as MIN_SECONDS } from '@petsing/workflows/api-rules';
 
-const MIN_SECONDS = 2;
-const MAX_SECONDS = 30;
 /** What MediaRecorder should make, in order of preference (the service takes WebM, MP4/AAC, MP3 and WAV). */
 const TYPES = ['audio/webm;codecs=opus', 'audio/webm', 'audio/mp4'];
 
 type State = { phase: 'idle' } | { phase: 'recording'; seconds: number } | { phase: 'done'; url: string; seconds: number };
 
 /**
- * Records the sound for a video in the browser (MediaRecorder), 2 to 30 seconds: stops by itself at 30 s,
- * refuses less than 2 s, and plays the take back before it is used.
+ * Records the sound for a video in the browser (MediaRecorder), as long as the service takes audio
+ * (MIN_AUDIO_SECONDS to MAX_AUDIO_SECONDS): stops by itself at the longest, refuses less than the shortest,
+ * and plays the take back before it is used.
  */
 export function Recorder({ onRecorded }: { onRecorded: (file: File | undefined) => void }) {
   const [state, setState] = useState<State>({ phase: 'idle' });
@@ -73,7 +73,9 @@ export function Recorder({ onRecorded }: { onRecorded: (file: File | undefined) 
 
   return (
     <div className="recorder stack">
-      <p className="muted">Sing, talk or play something for 2 to 30 seconds; the video is as long as the recording.</p>
+      <p className="muted">
+        Sing, talk or play something for {MIN_SECONDS} to {MAX_SECONDS} seconds; the video is as long as the recording.
+      </p>
       {state.phase === 'recording' ? (
         <>
           <p role="status" aria-live="polite" className="recording-time">

@@ -1,11 +1,9 @@
 import { useId, useState } from 'react';
+import { MAX_AUDIO_SECONDS, MAX_SPEECH_CHARACTERS as MAX_TEXT } from '@petsing/workflows/api-rules';
 import { api, call } from '../api/client.ts';
 import { ErrorNotice } from './ErrorNotice.tsx';
 import { useHostedAudio, type HostedAudio } from './use-hosted-audio.ts';
 import { useLoad } from './use-load.ts';
-
-/** POST /tts's limit, in characters (Unicode code points). */
-const MAX_TEXT = 500;
 
 /**
  * Typed text spoken by a voice (GET /tts/voices, each with a sample to play): POST /tts makes the speech,
@@ -29,7 +27,7 @@ export function SpeechSource({ onReady }: { onReady: (audio: HostedAudio | undef
   return (
     <div className="stack speech-source">
       <div className="field">
-        <label htmlFor={ids.text}>What your pet says (up to {MAX_TEXT} characters, about 30 seconds)</label>
+        <label htmlFor={ids.text}>What your pet says (up to {MAX_TEXT} characters, about {MAX_AUDIO_SECONDS} seconds)</label>
         <textarea
           id={ids.text}
           rows={3}

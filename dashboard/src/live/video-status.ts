@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { isTerminalVideoStatus } from '@petsing/workflows/api-rules';
 import { ApiProblem, findVideo, type WebVideo } from '../api/client.ts';
 import { session } from '../auth/session.ts';
 import { settings } from '../settings.ts';
@@ -7,8 +8,7 @@ import { settings } from '../settings.ts';
 export type LiveConnection = 'connecting' | 'live' | 'polling' | 'done';
 
 const POLL_INTERVAL_MS = 3000;
-const TERMINAL = new Set(['completed', 'failed']);
-export const isTerminal = (video: WebVideo | undefined | null) => Boolean(video && TERMINAL.has(video.status));
+const isTerminal = (video: WebVideo | undefined | null) => Boolean(video && isTerminalVideoStatus(video.status));
 
 /** When to stop following: by default once the render ended; a paid re-render waits for the unwatermarked output. */
 export type StopWhen = (video: WebVideo) => boolean;

@@ -1,5 +1,6 @@
 import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
+import { acceptedContentTypes, AUDIO_UPLOAD, MAX_AUDIO_SECONDS, megabytes, MIN_AUDIO_SECONDS, PHOTO_UPLOAD } from '@petsing/workflows/api-rules';
 import { api, ApiProblem, call, type Aspect, type CheckedImage } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { ASPECTS, formatDate, INTERVAL_WORDS, petName, PLAN_NAMES } from '../components/format.ts';
@@ -11,10 +12,9 @@ import { TemplatePreview } from '../components/TemplatePreview.tsx';
 import type { HostedAudio } from '../components/use-hosted-audio.ts';
 import { useLoad } from '../components/use-load.ts';
 
-const PHOTO_TYPES = 'image/jpeg,image/png,image/webp';
-const MAX_PHOTO_BYTES = 15 * 1024 * 1024;
-const AUDIO_TYPES = 'audio/mpeg,audio/mp3,audio/wav,audio/x-wav,audio/mp4,audio/x-m4a,audio/aac,audio/webm';
-const MAX_AUDIO_BYTES = 20 * 1024 * 1024;
+// The service's own upload limits (@petsing/workflows/api-rules): what the pickers offer and the messages say is what it takes.
+const PHOTO_TYPES = acceptedContentTypes(PHOTO_UPLOAD).join(',');
+const AUDIO_TYPES = acceptedContentTypes(AUDIO_UPLOAD).join(',');
 
 /**
  * Where the video's sound comes from: a template song, a recording made here, an audio file (all three
@@ -99,8 +99,8 @@ export function Create() {
   const pickAudio = (file: File | undefined) => {
     setProblem(undefined);
     if (!file) return;
-    if (file.size > MAX_AUDIO_BYTES) {
-      setAudioProblem('This file is larger than 20 MB. Choose a shorter one.');
+    if (file.size > AUDIO_UPLOAD.maxBytes) {
+      setAudioProblem(`This file is larger than ${megabytes(AUDIO_UPLOAD.maxBytes)}. Choose a shorter one.`);
       return;
     }
     setAudioProblem(undefined);
@@ -110,8 +110,8 @@ export function Create() {
   const pickPhoto = (file: File | undefined) => {
     setProblem(undefined);
     if (!file) return;
-    if (file.size > MAX_PHOTO_BYTES) {
-      setPhotoProblem('This photo is larger than 15 MB. Choose a smaller one.');
+    if (file.size > PHOTO_UPLOAD.maxBytes) {
+      setPhotoProblem(`This photo is larger than ${megabytes(PHOTO_UPLOAD.maxBytes)}. Choose a smaller one.`);
       return;
     }
     setPhotoProblem(undefined);
@@ -162,7 +162,9 @@ export function Create() {
       <form onSubmit={(event) => void submit(event)} className="stack create-form" aria-describedby={ids.credits}>
         <fieldset>
           <legend>1. Your pet&apos;s photo</legend>
-          <p className="muted">A clear, front-facing photo works best. JPEG, PNG or WebP, up to 15 MB.</p>
+          <p className="muted">
+            A clear, front-facing photo works best: {PHOTO_UPLOAD.formatNames}, up to {megabytes(PHOTO_UPLOAD.maxBytes)}.
+          </p>
           <div className="photo-picker">
             {photoUrl && checked && mouth ? (
               <MouthMarker src={photoUrl} point={mouth} onMove={moveMouth} label="Your pet's mouth" />
@@ -240,7 +242,9 @@ export function Create() {
             <LinkSource onReady={setLinkSound} />
           ) : (
             <div className="field">
-              <label htmlFor={ids.audioFile}>Audio file (MP3, WAV, M4A or WebM; 2 to 30 seconds, up to 20 MB)</label>
+              <label htmlFor={ids.audioFile}>
+                Audio file ({AUDIO_UPLOAD.formatNames}; {MIN_AUDIO_SECONDS} to {MAX_AUDIO_SECONDS} seconds, up to {megabytes(AUDIO_UPLOAD.maxBytes)})
+              </label>
               <input id={ids.audioFile} type="file" accept={AUDIO_TYPES} onChange={(event) => pickAudio(event.target.files?.[0])} />
               {audioProblem ? (
                 <p className="field-error" role="alert">

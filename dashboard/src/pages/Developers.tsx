@@ -62,7 +62,7 @@ function ApiKeys() {
     setProblem(undefined);
     setCopied(false);
     try {
-      const scopes: ('videos:read' | 'videos:write')[] = scope === 'read' ? ['videos:read'] : ['videos:read', 'videos:write'];
+      const scopes: WebApiKey['scopes'] = scope === 'read' ? ['videos:read'] : ['videos:read', 'videos:write'];
       const answer = await call(api.POST('/user/api-keys', { body: { name, scopes } }));
       setCreated({ key: answer.key, name: answer.api_key.name });
       setName('');

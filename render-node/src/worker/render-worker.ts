@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { RENDER_PROGRESS_SIGNAL, TASK_QUEUES } from '@petsing/workflows';
+import { parsedActivities, RENDER_PROGRESS_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
 import {
   ConfigError,
   connectTemporalClient,
@@ -68,7 +68,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
 
   const temporal = await connectTemporalClient(env);
   const signalsInFlight = new Set<Promise<void>>();
-  const activities = createRenderActivities({
+  // Each activity parses its input with its contract schema before it runs (a malformed one fails at once, non-retryably).
+  const activities = parsedActivities(renderActivitySchemas, createRenderActivities({
     objects,
     ...(model ? { model } : {}),
     width: env.RENDER_OUTPUT_SIZE,
@@ -83,7 +84,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       signalsInFlight.add(sent);
       return sent.finally(() => signalsInFlight.delete(sent));
     },
-  });
+  }));
   /** One worker per task queue, each on its own connection with its own slots, so a check never waits behind a render. */
   const serve = async (taskQueue: string, slots: number, served: Parameters<typeof Worker.create>[0]['activities'], options: Partial<Parameters<typeof Worker.create>[0]> = {}) => {
     const connection = await connectTemporalWorker(env);

@@ -1,8 +1,9 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../constants.ts';
-import type { ControlActivities } from '../contract.ts';
+import { controlActivitySchemas } from '../contract.ts';
+import { proxyParsedActivities } from './parsed-activities.ts';
 
-const control = proxyActivities<Pick<ControlActivities, 'enqueueFreeCreditsEmails'>>({
+const control = proxyParsedActivities(controlActivitySchemas, {
   taskQueue: TASK_QUEUES.control,
   // One activity walks every opted-in user page by page; a retry starts over, which the per-user-and-month
   // dedupe keys make harmless.

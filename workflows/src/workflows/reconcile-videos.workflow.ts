@@ -1,8 +1,9 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { TASK_QUEUES } from '../constants.ts';
-import type { ControlActivities, ReconcileVideosInput, ReconcileVideosResult } from '../contract.ts';
+import { parseContract } from '../contract-parsing.ts';
+import { controlActivitySchemas, ReconcileVideosInput, type ReconcileVideosResult } from '../contract.ts';
+import { proxyParsedActivities } from './parsed-activities.ts';
 
-const control = proxyActivities<Pick<ControlActivities, 'reconcileVideos'>>({
+const control = proxyParsedActivities(controlActivitySchemas, {
   taskQueue: TASK_QUEUES.control,
   // A few Temporal calls per unsettled video; the next scheduled run picks up whatever this one did not reach.
   startToCloseTimeout: '5 minutes',
@@ -14,5 +15,5 @@ const control = proxyActivities<Pick<ControlActivities, 'reconcileVideos'>>({
  * died between its charge and its render. The result shows in the run's history for operators.
  */
 export async function reconcileVideos(input: ReconcileVideosInput): Promise<ReconcileVideosResult> {
-  return control.reconcileVideos(input);
+  return control.reconcileVideos(parseContract(ReconcileVideosInput, input, 'The input of the workflow reconcileVideos'));
 }

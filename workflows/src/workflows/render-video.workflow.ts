@@ -8,7 +8,6 @@ import {
   defineSignal,
   isCancellation,
   patched,
-  proxyActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -21,18 +20,21 @@ import {
   TASK_QUEUES,
   renderOutputKeys,
 } from '../constants.ts';
-import type {
-  ControlActivities,
-  FailVideoInput,
-  RenderActivities,
-  RenderOutcome,
-  RenderPlan,
+import { parseContract } from '../contract-parsing.ts';
+import {
+  controlActivitySchemas,
+  renderActivitySchemas,
   RenderVideoInput,
   RerenderInput,
   TemplatePreviewInput,
+  type FailVideoInput,
+  type RenderOutcome,
+  type RenderPlan,
 } from '../contract.ts';
+import { proxyParsedActivities } from './parsed-activities.ts';
 
-const control = proxyActivities<ControlActivities>({
+// Both proxies parse each activity's result with its contract schema (proxyParsedActivities).
+const control = proxyParsedActivities(controlActivitySchemas, {
   taskQueue: TASK_QUEUES.control,
   startToCloseTimeout: '2 minutes',
   retry: {
@@ -44,7 +46,7 @@ const control = proxyActivities<ControlActivities>({
   },
 });
 
-const render = proxyActivities<RenderActivities>({
+const render = proxyParsedActivities(renderActivitySchemas, {
   taskQueue: TASK_QUEUES.render,
   // Waiting in the queue for a free GPU is fine; once picked up, a silent node is presumed dead after the
   // heartbeat timeout and the render is retried on another node.
@@ -79,7 +81,8 @@ const AWAIT_RENDER_CANCELLATION_PATCH = 'await-render-cancellation';
  * finish. A failure moves the video to `failed` and compensates (refund) exactly once; a cancellation
  * (the video was deleted) stops the render and removes whatever it stored.
  */
-export async function renderVideo(input: RenderVideoInput): Promise<RenderOutcome> {
+export async function renderVideo(started: RenderVideoInput): Promise<RenderOutcome> {
+  const input = parseContract(RenderVideoInput, started, 'The input of the workflow renderVideo');
   let plan: RenderPlan;
   try {
     plan = await control.beginRender(input);
@@ -107,7 +110,8 @@ const RERENDER_ATTEMPTS = 3;
  * A paid purchase must not be lost to a transient failure, so the whole pipeline is retried with a durable
  * back-off; if it still fails, the video keeps its watermarked output and the re-render can be restarted.
  */
-export async function rerenderWithoutWatermark(input: RerenderInput): Promise<RenderOutcome> {
+export async function rerenderWithoutWatermark(started: RerenderInput): Promise<RenderOutcome> {
+  const input = parseContract(RerenderInput, started, 'The input of the workflow rerenderWithoutWatermark');
   let lastError: unknown;
   for (let attempt = 1; attempt <= RERENDER_ATTEMPTS; attempt++) {
     try {
@@ -183,7 +187,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
  * Renders a template's preview clip once: its song sung by the project's own sample pet, without a
  * watermark, stored beside the template.
  */
-export async function renderTemplatePreview(input: TemplatePreviewInput): Promise<void> {
+export async function renderTemplatePreview(started: TemplatePreviewInput): Promise<void> {
+  const input = parseContract(TemplatePreviewInput, started, 'The input of the workflow renderTemplatePreview');
   const plan = await control.beginTemplatePreview(input);
   const result = await render.renderLipSync({
     jobId: `template-${input.templateId}`,
@@ -214,13 +219,17 @@ function failureType(error: unknown): string | undefined {
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
-/** A permanent failure carries `{ code }` in its details; anything else failed after all its retries. */
+/**
+ * A permanent failure carries `{ code }` in its details; a value that broke the contract failed at once; anything
+ * else failed after all its retries.
+ */
 function describeFailure(error: unknown): { code: string; reason: string } {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.permanent) {
     const details = cause.details?.[0] as { code?: unknown } | undefined;
     return { code: typeof details?.code === 'string' ? details.code : 'render_failed', reason: cause.message };
   }
+  if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.contract) return { code: 'render_failed', reason: `The render failed: ${cause.message}` };
   const message = cause instanceof Error ? cause.message : 'The render failed.';
   return { code: 'render_failed', reason: `The render failed after several attempts: ${message}` };
 }

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Scope } from '../../db/schema.ts';
+import type { Scope } from '../../domain/scopes.ts';
 import { AppError } from '../../errors/app-error.ts';
-import type { ApiCredential } from '../../services/api-key.service.ts';
+import type { ApiCredential } from '../../services/api-credential.ts';
 
 export type CredentialVerifier = (token: string) => Promise<ApiCredential | undefined>;
 

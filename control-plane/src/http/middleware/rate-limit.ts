@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { AppError } from '../../errors/app-error.ts';
 import type { RateDecision, RateLimiter, RatePolicy } from '../../services/rate-limiter.ts';
-import type { ApiCredential } from '../../services/api-key.service.ts';
+import type { ApiCredential } from '../../services/api-credential.ts';
 import type { User } from '../../db/schema.ts';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -5,7 +5,7 @@ import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.t
 import { DevSignInRequest, DevSignInResult } from '../schemas/dev-identity.schemas.ts';
 import { parseBody } from '../validation.ts';
 
-export const DEV_SIGN_IN_PATH = '/dev-identity/token';
+const DEV_SIGN_IN_PATH = '/dev-identity/token';
 
 /** Whether the development sign-in exists: only while no external identity provider (OIDC_*) is configured. */
 export const devSignInEnabled = (context: AppContext) => !context.config.externalIdentityProvider;

@@ -8,7 +8,8 @@ import { describeZodError, requestBodyError } from '../errors.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential } from '../middleware/api-auth.ts';
 import { crossOrigin } from '../middleware/cross-origin.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
-import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
+import { SCOPES } from '../../domain/scopes.ts';
+import { credentialSecurity, errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { JsonRpcBatch, JsonRpcErrorResponse, JsonRpcRequest, JsonRpcResponse } from '../schemas/mcp.schemas.ts';
 import { JSON_BODY_LIMIT_KB } from '../validation.ts';
 
@@ -114,7 +115,7 @@ export function registerMcpPaths(registry: OpenAPIRegistry): void {
       'list them with tools/list. The answer is JSON, or an SSE stream when Accept includes text/event-stream. A tool failure (bad ' +
       'arguments and unknown tools included) is a result with isError true whose text is the /v1 error body; a message that cannot be ' +
       'read is a JSON-RPC error. OAuth tokens must have been requested for the resource {BASE_URL}/mcp (RFC 8707).',
-    security: [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:read', 'videos:write'] }],
+    security: credentialSecurity(...SCOPES),
     request: { body: { required: true, content: { 'application/json': { schema: z.union([JsonRpcRequest, JsonRpcBatch]) } } } },
     responses: {
       200: {

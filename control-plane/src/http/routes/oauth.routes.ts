@@ -1,6 +1,11 @@
 import express, { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
+import type { z } from 'zod';
+import type { OAuthClient } from '../../repositories/oauth.repository.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { AuthorizationPageError, AuthorizationRedirectError, AUDIENCE_RULE, OAuthError } from '../../services/oauth.service.ts';
+import type { ClientRegistration } from '../../services/oauth-clients.ts';
+import { AuthorizationPageError, AuthorizationRedirectError, OAuthError } from '../../services/oauth-errors.ts';
+import { AUDIENCE_RULE } from '../../services/oauth-resources.ts';
+import type { IssuedTokens } from '../../services/oauth-tokens.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { requestBodyError } from '../errors.ts';
 import { logRequestFailure } from '../request-logging.ts';
@@ -60,14 +65,14 @@ export function oauthRoutes(context: AppContext): Router {
   }
 
   router.post('/oauth/register', json, async (req, res) => {
-    const client = await oauth.register(req.body);
-    res.status(201).set('Cache-Control', 'no-store').json(client);
+    const client = await oauth.register(parseClientRegistration(req.body));
+    res.status(201).set('Cache-Control', 'no-store').json(clientInformation(client));
   });
   router.use('/oauth/register', asOAuthError(MALFORMED_REGISTRATION, context.logger));
 
   router.post('/oauth/token', form, json, async (req, res) => {
     const tokens = await oauth.token(req.body);
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(tokens);
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(tokenResponse(tokens));
   });
   router.use('/oauth/token', asOAuthError(MALFORMED_TOKEN_REQUEST, context.logger));
 
@@ -95,6 +100,46 @@ export function oauthRoutes(context: AppContext): Router {
 
   router.use(oauthErrors());
   return router;
+}
+
+/** The RFC 7591 client metadata of a registration request; a refusal is an RFC 7591 §3.2.2 error. */
+function parseClientRegistration(body: unknown): ClientRegistration {
+  // Not an object when the body was not JSON at all (another Content-Type, or none).
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError('invalid_client_metadata', 'The client metadata must be a JSON object, sent with Content-Type: application/json.');
+  }
+  const parsed = OAuthClientRegistrationRequest.safeParse(body);
+  if (!parsed.success) {
+    const badRedirect = parsed.error.issues.some((issue) => issue.path[0] === 'redirect_uris');
+    const description = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+    throw new OAuthError(badRedirect ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
+  }
+  const { redirect_uris: redirectUris, client_name: clientName, grant_types: grantTypes } = parsed.data;
+  return { redirectUris, clientName, grantTypes };
+}
+
+/** The registered client, as RFC 7591 §3.2.1 answers it. */
+function clientInformation(client: OAuthClient): z.infer<typeof OAuthClientInformation> {
+  return {
+    client_id: client.id,
+    client_id_issued_at: Math.floor(client.created_at.getTime() / 1000),
+    client_name: client.client_name,
+    redirect_uris: client.redirect_uris,
+    grant_types: client.grant_types,
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}
+
+/** Issued tokens, as RFC 6749 §5.1 answers them. */
+function tokenResponse(tokens: IssuedTokens): z.infer<typeof OAuthTokenResponse> {
+  return {
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: tokens.expiresIn,
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+    scope: tokens.scopes.join(' '),
+  };
 }
 
 /**

@@ -1,15 +1,16 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { CURRENT_API_VERSION, versionHeaders } from '../../services/api-versions.ts';
-import { CREDITS_PER_VIDEO } from '../../services/pricing.ts';
+import { CREDITS_PER_VIDEO } from '../../domain/pricing.ts';
+import { apiPresenter, audioRepresentation, imageRepresentation } from '../../presenters/api.presenter.ts';
 import { IdempotencyService } from '../../services/idempotency.service.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { apiRepresentations, audioRepresentation, imageRepresentation } from '../api-representations.ts';
 import { AUDIO_CONTENT_TYPES, withUploadedAudio } from '../audio-upload.ts';
 import { whileConnected } from '../client-hang-up.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential, requireScope } from '../middleware/api-auth.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
-import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
+import { credentialSecurity, errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
+import { uuidParam } from '../path-params.ts';
 import { withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, CheckImageUrlRequest, FACE_HINT } from '../schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
@@ -34,7 +35,7 @@ import { webhookRoutes } from './webhook.routes.ts';
 
 export function publicApiRoutes(context: AppContext): Router {
   const { baseUrl } = context.config;
-  const { videos, videoWatch, images, hostedAudio, credentials, rateLimiter, idempotency, webhooks } = context.services;
+  const { videos, videoWatch, images, hostedAudio, credentials, rateLimiter, idempotency, templates, credits, speech, audioRequests, videoLinks } = context.services;
   const router = Router();
   const version = context.apiVersions.find((entry) => entry.version === CURRENT_API_VERSION);
   if (!version) throw new Error(`API version ${CURRENT_API_VERSION} is missing from the version registry`);
@@ -48,30 +49,31 @@ export function publicApiRoutes(context: AppContext): Router {
   // {BASE_URL}'s metadata: the API is the service's default resource (OAuthService, DEFAULT_AUDIENCE).
   router.use(requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource`, credentials.audienceHint('api')));
 
-  const represent = apiRepresentations(context);
+  const present = apiPresenter({ baseUrl, links: videoLinks });
 
   router.get('/templates', requireScope('videos:read'), async (_req, res) => {
-    res.json(await represent.templateList());
+    res.json(present.templateList(await templates.list()));
   });
 
   router.get('/me', requireScope('videos:read'), async (_req, res) => {
-    res.json(await represent.account(credentialOf(res)));
+    const credential = credentialOf(res);
+    res.json(present.account(credential, await credits.balance(credential.userId)));
   });
 
   router.get('/credits', requireScope('videos:read'), async (_req, res) => {
-    res.json(await represent.credits(credentialOf(res).userId));
+    res.json(present.credits(await credits.statement(credentialOf(res).userId)));
   });
 
   router.get('/videos', requireScope('videos:read'), async (req, res) => {
     const { limit } = parseQuery(VideoListQuery, req);
-    res.json(await represent.videoList(credentialOf(res).userId, limit));
+    res.json(await present.videoList(await videos.list(credentialOf(res).userId, { limit })));
   });
 
   router.post('/videos', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
     const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT, aspect: ASPECT_HINT });
-    if (request.webhook_url) await webhooks.vetVideoWebhookUrl(userId, request.webhook_url);
-    const create = async () => ({ status: 202, body: await represent.createVideo(userId, request) });
+    // A replayed Idempotency-Key answers what the first request answered, so the presented body is what is kept.
+    const create = async () => ({ status: 202, body: present.createdVideo(await videos.createApiVideo(userId, request)) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
     if (result.replayed) res.set('Idempotent-Replayed', 'true');
@@ -90,50 +92,49 @@ export function publicApiRoutes(context: AppContext): Router {
     const { userId } = credentialOf(res);
     const audio = req.is('multipart/form-data')
       ? audioRepresentation(await withUploadedAudio(req, (file) => hostedAudio.storeUpload(userId, file)))
-      : await whileConnected(res, (signal) => represent.createAudio(userId, parseBody(CreateApiAudioRequest, req), signal));
+      : audioRepresentation(await whileConnected(res, (signal) => audioRequests.create(userId, parseBody(CreateApiAudioRequest, req), signal)));
     res.status(201).json(audio);
   });
 
   router.get('/voices', requireScope('videos:read'), (_req, res) => {
-    res.json(represent.voiceList());
+    res.json(present.voiceList(speech.voices()));
   });
 
   router.get('/videos/:id', requireScope('videos:read'), async (req, res) => {
     const { userId } = credentialOf(res);
-    let video = await represent.ownedVideo(userId, String(req.params.id));
+    let video = await videos.getOwned(userId, uuidParam(req, 'id', 'Video'));
     const wait = preferredWaitSeconds(req);
     res.vary('Prefer');
     if (wait !== undefined) {
       res.set('Preference-Applied', `wait=${wait}`);
       const id = video.id;
-      video = (await whileConnected(res, (signal) => videoWatch.waitForTerminal(userId, id, wait * 1000, signal))) ?? (await represent.ownedVideo(userId, id));
+      video = (await whileConnected(res, (signal) => videoWatch.waitForTerminal(userId, id, wait * 1000, signal))) ?? (await videos.getOwned(userId, id));
     }
-    res.json(await represent.video(video));
+    res.json(await present.video(video));
   });
 
   router.get('/videos/:id/events', requireScope('videos:read'), async (req, res) => {
-    const video = await represent.ownedVideo(credentialOf(res).userId, String(req.params.id));
-    await streamVideoEvents(req, res, { video, watch: videoWatch, represent: represent.video, logger: context.logger });
+    const video = await videos.getOwned(credentialOf(res).userId, uuidParam(req, 'id', 'Video'));
+    await streamVideoEvents(req, res, { video, watch: videoWatch, represent: present.video, logger: context.logger });
   });
 
   router.post('/videos/:id/cancel', requireScope('videos:write'), async (req, res) => {
-    res.json(await represent.cancelVideo(credentialOf(res).userId, String(req.params.id)));
+    res.json(await present.video(await videos.cancel(credentialOf(res).userId, uuidParam(req, 'id', 'Video'))));
   });
 
   router.use(webhookRoutes(context));
 
   router.delete('/videos/:id', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    const video = await represent.ownedVideo(userId, String(req.params.id));
-    await videos.delete(userId, video.id);
+    await videos.delete(userId, uuidParam(req, 'id', 'Video'));
     res.status(204).end();
   });
 
   return router;
 }
 
-const readSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:read'] }];
-const writeSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:write'] }];
+const readSecurity = credentialSecurity('videos:read');
+const writeSecurity = credentialSecurity('videos:write');
 const rateLimitHeaders = z.object({
   RateLimit: z.string().meta({ description: 'Remaining quota and seconds until the window resets (IETF httpapi RateLimit).' }),
   'RateLimit-Policy': z.string().meta({ description: 'The quota policy (IETF httpapi RateLimit-Policy).' }),

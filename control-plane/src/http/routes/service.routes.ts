@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { Template as TemplateRow } from '../../db/schema.ts';
 import { notFound } from '../../errors/app-error.ts';
 import { versionsDocument } from '../../services/api-versions.ts';
-import { templateAssets, type TemplateAsset } from '../../services/template.service.ts';
+import { templateAssets } from '../../templates/template-objects.ts';
+import { templateMediaUrl } from '../../presenters/api.presenter.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { buildOpenApiDocument, errorResponses, jsonResponse, type OpenAPIRegistry, type OpenApiContributor } from '../openapi.ts';
 import { ServiceIndex, TemplateArray, VersionsDocument } from '../schemas/service.schemas.ts';
@@ -12,7 +12,7 @@ import { renderDocsPage, renderErrorDocsPage } from '../docs-page.ts';
 import { sendObject } from '../send-object.ts';
 
 /** Endpoints that need no credentials, as listed by the service index. */
-export const PUBLIC_ENDPOINTS = [
+const PUBLIC_ENDPOINTS = [
   'GET /',
   'GET /openapi.json',
   'GET /health',
@@ -28,11 +28,6 @@ const templateMediaParams = z.object({
   asset: z.enum(templateAssets),
 });
 const binary = { schema: z.string().meta({ format: 'binary' }) };
-
-export function templateMediaUrl(baseUrl: string, template: TemplateRow, asset: TemplateAsset): string | null {
-  const present = asset === 'audio' || (asset === 'preview-image' ? template.preview_image_key : template.preview_video_key);
-  return present ? `${baseUrl}/media/templates/${template.id}/${asset}` : null;
-}
 
 export function serviceRoutes(context: AppContext, openApiContributors: OpenApiContributor[]): Router {
   const { baseUrl, siteUrl, wsUrl } = context.config;

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../runtime/app-context.ts';
-import { voiceRepresentation } from '../api-representations.ts';
+import { voiceRepresentation } from '../../presenters/api.presenter.ts';
 import { whileConnected } from '../client-hang-up.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';

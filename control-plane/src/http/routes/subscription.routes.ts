@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
 import type { CheckoutAnswer } from '../../services/billing.service.ts';
-import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, formatAmount, PLAN_INTERVALS, PLAN_TYPES, pricesForCountry } from '../../services/pricing.ts';
+import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, formatAmount, PLAN_INTERVALS, PLAN_TYPES, pricesForCountry } from '../../domain/pricing.ts';
 import { isSubscribed } from '../../services/user.service.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
@@ -16,7 +16,7 @@ import {
   SubscriptionStatusRecord,
 } from '../schemas/subscription.schemas.ts';
 import { parseBody } from '../validation.ts';
-import { subscriptionOf } from '../web-representations.ts';
+import { subscriptionOf } from '../../presenters/web.presenter.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
 /** Plans, checkout, the billing portal and API credit packs (Stripe), for the signed-in web user. */

@@ -4,23 +4,25 @@ import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
 import { WebAccount, WebVideoPage, WebVideoPageQuery } from '../schemas/web-app.schemas.ts';
 import { parseQuery } from '../validation.ts';
-import { webRepresentations } from '../web-representations.ts';
+import { webPresenter } from '../../presenters/web.presenter.ts';
 
 /** GET /user/me and GET /user/videos: the signed-in user's account and videos. */
 export function webAppRoutes(context: AppContext): Router {
   const router = Router();
   const signedIn = requireWebUser(context.services.identity);
-  const represent = webRepresentations(context);
+  const { videos, credits, videoLinks } = context.services;
+  const represent = webPresenter({ baseUrl: context.config.baseUrl, links: videoLinks });
 
   router.get('/user/me', signedIn, async (_req, res) => {
     res.set('Cache-Control', 'no-store');
-    res.json(await represent.account(webUserOf(res)));
+    const user = webUserOf(res);
+    res.json(represent.account(user, await credits.balance(user.id)));
   });
 
   router.get('/user/videos', signedIn, async (req, res) => {
     const { page, pageSize } = parseQuery(WebVideoPageQuery, req);
     res.set('Cache-Control', 'no-store');
-    res.json(await represent.videoPage(webUserOf(res).id, page, pageSize));
+    res.json(await represent.videoPage(await videos.page(webUserOf(res).id, page, pageSize)));
   });
 
   return router;

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { ApiKey } from '../../db/schema.ts';
 import { notFound } from '../../errors/app-error.ts';
-import { CREDITS_PER_VIDEO } from '../../services/credit.service.ts';
+import { CREDITS_PER_VIDEO } from '../../domain/pricing.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';

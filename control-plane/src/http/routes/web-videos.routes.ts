@@ -3,7 +3,7 @@ import { FaceHints, VideoAspect } from '@petsing/workflows';
 import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import type { CreatedVideo, VideoOptions, WebVideoRequest } from '../../services/video.service.ts';
-import { imageRepresentation } from '../api-representations.ts';
+import { imageRepresentation } from '../../presenters/api.presenter.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
@@ -16,7 +16,7 @@ import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
 import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
 import { parseBody } from '../validation.ts';
-import { webRepresentations } from '../web-representations.ts';
+import { webPresenter } from '../../presenters/web.presenter.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
 /** Form fields every create takes besides its sound: the photo by id instead of a file, the face hints as JSON and the output shape. */
@@ -28,7 +28,7 @@ export function webVideosRoutes(context: AppContext): Router {
   const signedIn = requireWebUser(context.services.identity);
   const { videos, images, rateLimiter } = context.services;
   const limited = rateLimit(rateLimiter, 'media');
-  const represent = webRepresentations(context);
+  const represent = webPresenter({ baseUrl: context.config.baseUrl, links: context.services.videoLinks });
 
   const queued = async ({ video, creditsRemaining }: CreatedVideo) => ({
     id: video.id,

@@ -1,10 +1,9 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from '../../db/schema.ts';
-import { notFound } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { credentialOf, requireScope } from '../middleware/api-auth.ts';
-import { errorResponses, jsonResponse, securitySchemes, type OpenAPIRegistry } from '../openapi.ts';
+import { credentialSecurity, errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import {
   CreateWebhookRequest,
   CreatedWebhookEndpoint,
@@ -21,20 +20,16 @@ import {
   WebhookIdPath,
 } from '../schemas/webhook.schemas.ts';
 import { VideoIdPath } from '../schemas/public-api.schemas.ts';
+import { uuidParam } from '../path-params.ts';
 import { parseBody, parseQuery } from '../validation.ts';
-
-const uuid = z.uuid();
 
 /** /v1/webhooks: mounted inside the /v1 router, behind its credential, rate limit and version headers. */
 export function webhookRoutes(context: AppContext): Router {
   const { webhooks } = context.services;
   const router = Router();
 
-  /** Malformed ids answer not_found like unknown ones. */
-  const ownedEndpoint = async (userId: string, id: string) => {
-    if (!uuid.safeParse(id).success) throw notFound(`Webhook endpoint ${id}`);
-    return webhooks.get(userId, id);
-  };
+  /** The caller's endpoint named by the path's id; a malformed id answers not_found like an unknown one. */
+  const ownedEndpoint = async (userId: string, req: Request) => webhooks.get(userId, uuidParam(req, 'id', 'Webhook endpoint'));
 
   router.post('/webhooks', requireScope('videos:write'), async (req, res) => {
     const { endpoint, secret } = await webhooks.register(credentialOf(res).userId, parseBody(CreateWebhookRequest, req));
@@ -52,25 +47,24 @@ export function webhookRoutes(context: AppContext): Router {
   });
 
   router.get('/webhooks/:id', requireScope('videos:read'), async (req, res) => {
-    res.json(endpointRepresentation(await ownedEndpoint(credentialOf(res).userId, String(req.params.id))));
+    res.json(endpointRepresentation(await ownedEndpoint(credentialOf(res).userId, req)));
   });
 
   router.delete('/webhooks/:id', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    await webhooks.remove(userId, (await ownedEndpoint(userId, String(req.params.id))).id);
+    await webhooks.remove(userId, (await ownedEndpoint(userId, req)).id);
     res.status(204).end();
   });
 
   router.post('/webhooks/:id/rotate-secret', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
     const { overlap_seconds } = parseBody(RotateSecretRequest, req);
-    const { endpoint, secret } = await webhooks.rotate(userId, (await ownedEndpoint(userId, String(req.params.id))).id, overlap_seconds);
+    const { endpoint, secret } = await webhooks.rotate(userId, (await ownedEndpoint(userId, req)).id, overlap_seconds);
     res.json({ ...endpointRepresentation(endpoint), secret });
   });
 
   router.get('/videos/:id/webhook-deliveries', requireScope('videos:read'), async (req, res) => {
-    const id = String(req.params.id);
-    if (!uuid.safeParse(id).success) throw notFound(`Video ${id}`);
+    const id = uuidParam(req, 'id', 'Video');
     const { limit } = parseQuery(DeliveryListQuery, req);
     const entries = await webhooks.videoUrlDeliveries(credentialOf(res).userId, id, limit);
     res.json({ object: 'list', data: entries.map(({ delivery, attempts }) => deliveryRepresentation(delivery, attempts)) });
@@ -78,11 +72,11 @@ export function webhookRoutes(context: AppContext): Router {
 
   router.post('/webhooks/:id/enable', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    res.json(endpointRepresentation(await webhooks.enable(userId, (await ownedEndpoint(userId, String(req.params.id))).id)));
+    res.json(endpointRepresentation(await webhooks.enable(userId, (await ownedEndpoint(userId, req)).id)));
   });
 
   router.get('/webhooks/:id/deliveries', requireScope('videos:read'), async (req, res) => {
-    const endpoint = await ownedEndpoint(credentialOf(res).userId, String(req.params.id));
+    const endpoint = await ownedEndpoint(credentialOf(res).userId, req);
     const { limit } = parseQuery(DeliveryListQuery, req);
     const entries = await webhooks.deliveries(endpoint.id, limit);
     res.json({ object: 'list', data: entries.map(({ delivery, attempts }) => deliveryRepresentation(delivery, attempts)) });
@@ -90,16 +84,15 @@ export function webhookRoutes(context: AppContext): Router {
 
   router.post('/webhooks/:id/deliveries/:delivery_id/redeliver', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    const endpoint = await ownedEndpoint(userId, String(req.params.id));
-    const deliveryId = String(req.params.delivery_id);
-    if (!uuid.safeParse(deliveryId).success) throw notFound(`Delivery ${deliveryId}`);
+    const endpoint = await ownedEndpoint(userId, req);
+    const deliveryId = uuidParam(req, 'delivery_id', 'Delivery');
     const delivery = await webhooks.redeliver(userId, endpoint.id, deliveryId);
     res.status(202).json(deliveryRepresentation(delivery, []));
   });
 
   router.post('/webhooks/:id/test', requireScope('videos:write'), async (req, res) => {
     const { userId } = credentialOf(res);
-    const { delivery, attempts } = await webhooks.test(userId, (await ownedEndpoint(userId, String(req.params.id))).id);
+    const { delivery, attempts } = await webhooks.test(userId, (await ownedEndpoint(userId, req)).id);
     res.json(deliveryRepresentation(delivery, attempts));
   });
 
@@ -131,8 +124,8 @@ const deliveryRepresentation = (delivery: WebhookDelivery, attempts: WebhookDeli
   })),
 });
 
-const readSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:read'] }];
-const writeSecurity: Record<string, string[]>[] = [{ [securitySchemes.apiKey]: [] }, { [securitySchemes.oauth]: ['videos:write'] }];
+const readSecurity = credentialSecurity('videos:read');
+const writeSecurity = credentialSecurity('videos:write');
 const jsonBody = (schema: z.ZodType, required = true) => ({ required, content: { 'application/json': { schema } } });
 
 const SIGNATURE_HEADERS = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const ErrorDetail = z
+const ErrorDetail = z
   .object({
     code: z.string().meta({ description: 'Stable, machine-readable error code.', example: 'not_found' }),
     message: z.string().meta({ description: 'What went wrong, in English.' }),

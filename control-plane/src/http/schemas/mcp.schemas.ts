@@ -16,7 +16,7 @@ export const JsonRpcRequest = z
   .meta({ id: 'JsonRpcRequest', description: 'A JSON-RPC 2.0 request, or a notification (without id). No other members.' });
 
 /** The most messages one batch may carry (the MCP SDK's limit). */
-export const MAX_BATCH_MESSAGES = 100;
+const MAX_BATCH_MESSAGES = 100;
 
 export const JsonRpcBatch = z
   .array(JsonRpcRequest)

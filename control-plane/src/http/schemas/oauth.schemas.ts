@@ -1,19 +1,50 @@
 import { z } from 'zod';
+import { SCOPES, ScopeSchema } from '../../domain/scopes.ts';
+import { GRANT_TYPES, isAllowedRedirectUri } from '../../services/oauth-clients.ts';
+import { BIDI_CONTROLS_MESSAGE, INVALID_TEXT_MESSAGE, isDisplayableName, isValidText } from '../../services/text.ts';
 
 /**
- * OpenAPI descriptions of the OAuth endpoints. The endpoints validate their input themselves, because
- * their errors follow RFC 6749 and RFC 7591 rather than the shared error shape.
+ * The wire format of the OAuth endpoints. Client registration is validated with its schema here (by
+ * oauth.routes.ts, which answers a refusal as RFC 7591 asks); the token and authorization endpoints check
+ * their parameters in the order their RFCs answer them (services/oauth-tokens.ts, oauth-authorization.ts),
+ * so their schemas below describe them for the OpenAPI document. Errors follow RFC 6749 and RFC 7591 rather
+ * than the shared error shape.
  */
 
-const scopeList = z.array(z.enum(['videos:read', 'videos:write']));
+const scopeList = z.array(ScopeSchema);
+
+const redirectUri = z
+  .string()
+  .max(2000)
+  .refine(isAllowedRedirectUri, 'must be an absolute https URL, or http on a loopback host, without a fragment')
+  .meta({ format: 'uri' });
 
 export const OAuthClientRegistrationRequest = z
   .object({
-    redirect_uris: z.array(z.url()).min(1).max(10).meta({ description: 'Exact redirect URIs: https, or http on a loopback host (localhost, 127.0.0.1, [::1]); no fragment.' }),
-    client_name: z.string().max(200).optional().meta({ description: 'Shown on the consent page.', example: 'My MCP client' }),
-    token_endpoint_auth_method: z.literal('none').optional().meta({ description: 'Only public clients: none.' }),
-    grant_types: z.array(z.enum(['authorization_code', 'refresh_token'])).optional().meta({ description: 'Default: both.' }),
-    response_types: z.array(z.literal('code')).optional(),
+    redirect_uris: z
+      .array(redirectUri)
+      .min(1)
+      .max(10)
+      .meta({ description: 'Exact redirect URIs: https, or http on a loopback host (localhost, 127.0.0.1, [::1]); no fragment.' }),
+    client_name: z
+      .string()
+      .refine(isValidText, INVALID_TEXT_MESSAGE)
+      .refine(isDisplayableName, BIDI_CONTROLS_MESSAGE)
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: 'Shown on the consent page.', example: 'My MCP client' }),
+    token_endpoint_auth_method: z
+      .literal('none', { error: 'only public clients (none) can register' })
+      .optional()
+      .meta({ description: 'Only public clients: none.' }),
+    grant_types: z
+      .array(z.enum(GRANT_TYPES))
+      .refine((types) => types.includes('authorization_code'), 'must include authorization_code')
+      .optional()
+      .meta({ description: 'Default: both.' }),
+    response_types: z.array(z.literal('code')).min(1).optional(),
   })
   .meta({ id: 'OAuthClientRegistrationRequest', description: 'RFC 7591 client metadata; other members are ignored.' });
 
@@ -31,7 +62,7 @@ export const OAuthClientInformation = z
 
 export const OAuthTokenRequest = z
   .object({
-    grant_type: z.enum(['authorization_code', 'refresh_token']),
+    grant_type: z.enum(GRANT_TYPES),
     client_id: z.string(),
     code: z.string().optional().meta({ description: 'authorization_code grant.' }),
     redirect_uri: z.string().optional().meta({ description: 'authorization_code grant: exactly as in the authorization request.' }),
@@ -55,7 +86,7 @@ export const OAuthTokenResponse = z
     token_type: z.literal('Bearer'),
     expires_in: z.number().int().meta({ description: 'Seconds until the access token expires.' }),
     refresh_token: z.string().optional().meta({ description: 'Single use: each refresh returns a new one, and reusing an old one revokes them all.' }),
-    scope: z.string().meta({ description: 'Space-separated granted scopes.', example: 'videos:read videos:write' }),
+    scope: z.string().meta({ description: 'Space-separated granted scopes.', example: SCOPES.join(' ') }),
   })
   .meta({ id: 'OAuthTokenResponse' });
 
@@ -100,7 +131,7 @@ const authorizationRequestFields = {
   response_type: z.literal('code'),
   client_id: z.string(),
   redirect_uri: z.string().meta({ description: 'Exactly one of the redirect URIs the client registered.' }),
-  scope: z.string().optional().meta({ description: 'Space-separated; default videos:read.', example: 'videos:read videos:write' }),
+  scope: z.string().optional().meta({ description: 'Space-separated; default videos:read.', example: SCOPES.join(' ') }),
   state: z.string().optional(),
   code_challenge: z.string().meta({ description: 'The base64url SHA-256 of the code verifier (43 characters).' }),
   code_challenge_method: z.literal('S256'),
@@ -116,7 +147,7 @@ export const AuthorizationRequestDetails = z
     redirect_uri: z.url(),
     redirect_origin: z.string().meta({ description: 'Where the person is sent after deciding.', example: 'https://client.example' }),
     redirect_is_local: z.boolean().meta({ description: 'The redirect goes to a loopback address: an application on the person\'s own computer.' }),
-    scopes: z.array(z.object({ scope: z.enum(['videos:read', 'videos:write']), description: z.string() })),
+    scopes: z.array(z.object({ scope: ScopeSchema, description: z.string() })),
     resource_name: z.string().meta({ description: 'The protected resource the token will be good for: petsing API or petsing MCP server.' }),
   })
   .meta({ id: 'AuthorizationRequestDetails', description: 'A valid authorization request, in the words the authorization page shows.' });

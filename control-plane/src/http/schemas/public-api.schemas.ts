@@ -1,11 +1,12 @@
-import { MAX_URL_LENGTH } from '../../media/safe-fetch.ts';
-import { MAX_SPEECH_CHARACTERS } from '../../services/speech.service.ts';
+import { MAX_URL_LENGTH } from '../../media/host-vetting.ts';
+import { uuidPathField } from '../path-params.ts';
 import { FaceHintsField } from './image.schemas.ts';
 import { Voice } from './speech.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { z } from 'zod';
+import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 
-export const ApiTemplate = z
+const ApiTemplate = z
   .object({
     id: z.string().meta({ description: 'Numeric string; send back exactly as given, do not parse.', example: '1' }),
     name: z.string(),
@@ -27,7 +28,7 @@ export const ApiAccount = z
   })
   .meta({ id: 'ApiAccount' });
 
-export const CreditLedgerEntry = z
+const CreditLedgerEntry = z
   .object({
     delta: z.number().int().meta({ description: 'Positive for a purchase, grant or refund; negative for a spend.' }),
     reason: z.enum(['purchase', 'video_create', 'refund', 'grant']),
@@ -43,7 +44,7 @@ export const ApiCredits = z
   })
   .meta({ id: 'ApiCredits' });
 
-export const ApiVideoError = z
+const ApiVideoError = z
   .object({ code: z.string(), message: z.string() })
   .meta({ id: 'ApiVideoError', description: 'Why a video failed; present when status is failed.' });
 
@@ -69,7 +70,7 @@ export const ApiVideo = z
 export const ApiVideoList = z.object({ object: z.literal('list'), data: z.array(ApiVideo) }).meta({ id: 'ApiVideoList' });
 
 /** The range of deadline_seconds of POST /v1/videos: long enough for a render to start, at most a day. */
-export const VIDEO_DEADLINE_SECONDS = { min: 10, max: 86_400 } as const;
+const VIDEO_DEADLINE_SECONDS = { min: 10, max: 86_400 } as const;
 
 export const CreateApiVideoRequest = z
   .object({
@@ -126,7 +127,7 @@ export const CreatedApiVideo = z
   .meta({ id: 'CreatedApiVideo' });
 
 /** The `{id}` of /v1/videos/{id} and the paths below it. */
-export const VideoIdPath = z.object({ id: z.string().meta({ description: 'Video id (uuid).', format: 'uuid' }) });
+export const VideoIdPath = z.object({ id: uuidPathField('Video id (uuid).') });
 
 export const VideoListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1-100, default 25.' }),

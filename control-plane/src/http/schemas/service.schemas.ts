@@ -14,7 +14,7 @@ export const ServiceIndex = z
   })
   .meta({ id: 'ServiceIndex' });
 
-export const Template = z
+const Template = z
   .object({
     id: z.string().meta({ description: 'Numeric string; send back exactly as given.', example: '1' }),
     name: z.string(),
@@ -30,7 +30,7 @@ export const TemplateArray = z.array(Template).meta({ id: 'TemplateArray' });
 
 const isoDate = z.iso.date();
 
-export const ApiVersion = z
+const ApiVersion = z
   .object({
     version: z.string(),
     status: z.enum(['current', 'deprecated', 'sunset']),

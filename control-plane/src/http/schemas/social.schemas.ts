@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_URL_LENGTH } from '../../media/safe-fetch.ts';
+import { MAX_URL_LENGTH } from '../../media/host-vetting.ts';
 
 /** POST /social/extract-audio (field names are ours: the spec leaves them open; see docs/web-app.md). */
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_SPEECH_CHARACTERS } from '../../services/speech.service.ts';
+import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 
 /**
  * POST /tts and GET /tts/voices (field names are ours: the spec leaves them open; see docs/web-app.md).

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CREDIT_PACK_KEYS, CREDITS_PER_VIDEO, PLAN_INTERVALS, PLAN_TYPES } from '../../services/pricing.ts';
+import { CREDIT_PACK_KEYS, CREDITS_PER_VIDEO, PLAN_INTERVALS, PLAN_TYPES } from '../../domain/pricing.ts';
 import { WebSubscription } from './web-app.schemas.ts';
 
 /** Records of the payment endpoints (/subscription/*, /credits/*, /webhooks/stripe); field names are ours. */
@@ -9,7 +9,7 @@ const Money = z.object({
   formatted: z.string().meta({ description: 'The amount for display, e.g. "$4.99" or "¥750".', example: '$4.99' }),
 });
 
-export const PlanPrice = Money.extend({
+const PlanPrice = Money.extend({
   plan_type: z.enum(PLAN_TYPES).meta({ description: 'The value to send as plan_type to POST /subscription/create-checkout-session.' }),
   interval: z.enum(Object.values(PLAN_INTERVALS)).meta({ description: 'How often the plan renews.' }),
 }).meta({ id: 'PlanPrice' });
@@ -56,7 +56,7 @@ export const PortalSession = z
   .object({ url: z.url().meta({ description: 'Stripe billing portal page where the caller changes or cancels the plan.' }) })
   .meta({ id: 'PortalSession' });
 
-export const CreditPack = Money.extend({
+const CreditPack = Money.extend({
   pack: z.enum(CREDIT_PACK_KEYS),
   credits: z.number().int().min(1).meta({ description: `Credits added to the API balance; a video costs ${CREDITS_PER_VIDEO} credit; credits never expire.` }),
 }).meta({ id: 'CreditPack' });

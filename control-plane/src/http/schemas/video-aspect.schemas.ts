@@ -1,7 +1,7 @@
 import { DEFAULT_VIDEO_ASPECT, VideoAspect } from '@petsing/workflows';
 
 /** The shapes and their sizes, in the words every surface uses. */
-export const ASPECT_SIZES = 'square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280)';
+const ASPECT_SIZES = 'square (720×720, the default), 4:5 (720×900) or 9:16 (720×1280)';
 
 /** Named in every refusal of a bad `aspect`, on every surface. */
 export const ASPECT_HINT = `aspect is one of ${VideoAspect.options.map((value) => `"${value}"`).join(', ')}: ${ASPECT_SIZES}; leave it out for a square video.`;

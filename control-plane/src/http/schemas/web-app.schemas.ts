@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { FREE_CREDITS_PER_MONTH, PLAN_TYPES } from '../../services/pricing.ts';
+import { FREE_CREDITS_PER_MONTH, PLAN_TYPES } from '../../domain/pricing.ts';
 import { VideoAspectField } from './video-aspect.schemas.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
 
-export const WebVideo = z
+const WebVideo = z
   .object({
     id: z.uuid(),
     status: z.string().meta({ description: 'pending, processing, completed or failed; extensible: treat an unknown value as not yet terminal.' }),

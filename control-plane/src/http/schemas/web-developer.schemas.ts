@@ -1,18 +1,14 @@
 import { z } from 'zod';
+import { ScopeSchema } from '../../domain/scopes.ts';
 
 /** The dashboard's developer endpoints (ID token): the caller's API keys and API credit ledger. Field names are ours. */
-
-export const API_KEY_SCOPE_SETS = {
-  read: ['videos:read'],
-  'read-write': ['videos:read', 'videos:write'],
-} as const;
 
 export const WebApiKey = z
   .object({
     id: z.uuid(),
     name: z.string().meta({ description: 'The label given at creation.' }),
     prefix: z.string().meta({ description: 'The first characters of the key, to recognise it; the key itself is shown only once.', example: 'psk_live_a1b2c3' }),
-    scopes: z.array(z.enum(['videos:read', 'videos:write'])),
+    scopes: z.array(ScopeSchema),
     created_at: z.iso.datetime(),
     last_used_at: z.iso.datetime().nullable().meta({ description: 'When the key last authenticated a request; null if never.' }),
     revoked_at: z.iso.datetime().nullable().meta({ description: 'When the key was revoked (it answers 401 since); null while active.' }),
@@ -27,7 +23,7 @@ export const CreateWebApiKeyRequest = z
   .object({
     name: z.string().trim().min(1).max(100).meta({ description: 'A label to recognise the key by (1 to 100 characters).', example: 'my laptop' }),
     scopes: z
-      .array(z.enum(['videos:read', 'videos:write']))
+      .array(ScopeSchema)
       .min(1)
       .max(2)
       .refine((scopes) => scopes.includes('videos:read'), { message: 'must include videos:read (read-only, or read and write)' })

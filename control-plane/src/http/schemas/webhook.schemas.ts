@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { MAX_URL_LENGTH } from '../../media/safe-fetch.ts';
+import { MAX_URL_LENGTH } from '../../media/host-vetting.ts';
+import { uuidPathField } from '../path-params.ts';
 import { MAX_WEBHOOK_ENDPOINTS, RESPONSE_SNIPPET_BYTES, TEST_EVENT, WEBHOOK_EVENTS } from '../../services/webhook.service.ts';
 import { ApiVideo } from './public-api.schemas.ts';
 
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 
-export const WebhookEventType = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEventType', description: 'A video event an endpoint can subscribe to.' });
+const WebhookEventType = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEventType', description: 'A video event an endpoint can subscribe to.' });
 
-export const WebhookUrlField = z
+const WebhookUrlField = z
   .url()
   .max(MAX_URL_LENGTH)
   .meta({
@@ -65,7 +66,7 @@ export const DefaultWebhookSecret = z
   })
   .meta({ id: 'DefaultWebhookSecret' });
 
-export const WebhookDeliveryAttempt = z
+const WebhookDeliveryAttempt = z
   .object({
     attempt: z.number().int().positive(),
     attempted_at: z.iso.datetime(),
@@ -91,8 +92,8 @@ export const WebhookDeliveryList = z.object({ object: z.literal('list'), data: z
 
 export const DeliveryListQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
-export const WebhookIdPath = z.object({ id: z.string().meta({ description: 'Webhook endpoint id (uuid).', format: 'uuid' }) });
-export const DeliveryPath = WebhookIdPath.extend({ delivery_id: z.string().meta({ description: 'Delivery id (uuid), the webhook-id.', format: 'uuid' }) });
+export const WebhookIdPath = z.object({ id: uuidPathField('Webhook endpoint id (uuid).') });
+export const DeliveryPath = WebhookIdPath.extend({ delivery_id: uuidPathField('Delivery id (uuid), the webhook-id.') });
 
 /** The body of every delivery of a video event (the OpenAPI `webhooks` section). */
 export const VideoEventPayload = z

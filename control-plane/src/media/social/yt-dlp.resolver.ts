@@ -70,7 +70,7 @@ function unavailableFrom(stderr: string): VideoUnavailableError {
 }
 
 /** The media URL (and how to request it) from `yt-dlp --dump-single-json`. */
-export function parseYtDlpJson(output: string): ResolvedVideo {
+function parseYtDlpJson(output: string): ResolvedVideo {
   let parsed: z.infer<typeof info>;
   try {
     parsed = info.parse(JSON.parse(output));

@@ -1,4 +1,4 @@
-import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '../audio-preparer.ts';
+import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { probeMedia, runMediaTool } from '../ffmpeg.ts';
 
 /** An MP3's length reads back a few tens of milliseconds off (frame padding): stay this far inside 2–30 s. */

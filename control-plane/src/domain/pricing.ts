@@ -1,5 +1,3 @@
-import type { CreditPackKey } from '../db/schema.ts';
-
 /**
  * What things cost. Plans and the watermark removal are priced per currency (set by hand, not converted,
  * so each price looks local); the caller's currency follows the country the edge reports. Amounts are in
@@ -99,7 +97,9 @@ export const CREDIT_PACKS = {
   starter: { credits: 100, amount: 500 },
   growth: { credits: 500, amount: 2000 },
   scale: { credits: 2500, amount: 7500 },
-} as const satisfies Record<CreditPackKey, { credits: number; amount: number }>;
+} as const satisfies Record<string, { credits: number; amount: number }>;
+
+export type CreditPackKey = keyof typeof CREDIT_PACKS;
 
 export const CREDIT_PACK_KEYS = Object.keys(CREDIT_PACKS) as CreditPackKey[];
 export const CREDIT_PACK_CURRENCY: Currency = 'USD';

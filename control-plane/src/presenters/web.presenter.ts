@@ -1,12 +1,12 @@
 import type { User, Video } from '../db/schema.ts';
-import type { AppContext } from '../runtime/app-context.ts';
-import { apiRepresentations } from './api-representations.ts';
+import type { VideoLinks } from '../services/video-links.ts';
+import type { VideoPage } from '../services/video.service.ts';
 import { freeCreditsNow, isSubscribed, nextFreeCreditReset } from '../services/user.service.ts';
+import { apiPresenter } from './api.presenter.ts';
 
-/** The web-app records (WebAccount, WebVideo, WebVideoPage), built from the services in one place. */
-export function webRepresentations(context: AppContext) {
-  const { videos, credits } = context.services;
-  const apiVideo = apiRepresentations(context).video;
+/** The web-app records (WebAccount, WebVideo, WebVideoPage), shaped from what the services answer. */
+export function webPresenter({ baseUrl, links }: { baseUrl: string; links: VideoLinks }) {
+  const apiVideo = apiPresenter({ baseUrl, links }).video;
 
   /** The ApiVideo record plus what the web app shows besides: where the video was made and when it finished. */
   const video = async (record: Video) => ({
@@ -18,20 +18,19 @@ export function webRepresentations(context: AppContext) {
   return {
     video,
 
-    videoPage: async (userId: string, page: number, pageSize: number) => {
-      const [records, total] = await Promise.all([videos.list(userId, { limit: pageSize, offset: (page - 1) * pageSize }), videos.count(userId)]);
+    videoPage: async ({ videos, page, pageSize, total }: VideoPage) => {
       const totalPages = Math.ceil(total / pageSize);
-      return { videos: await Promise.all(records.map(video)), page, page_size: pageSize, total, total_pages: totalPages, has_more: page < totalPages };
+      return { videos: await Promise.all(videos.map(video)), page, page_size: pageSize, total, total_pages: totalPages, has_more: page < totalPages };
     },
 
-    account: async (user: User, now = new Date()) => ({
+    account: (user: User, apiCreditBalance: number, now = new Date()) => ({
       id: user.id,
       email: user.email,
       subscribed: isSubscribed(user),
       subscription: subscriptionOf(user),
       free_credits: freeCreditsNow(user, now),
       free_credits_reset_at: nextFreeCreditReset(now).toISOString(),
-      api_credit_balance: await credits.balance(user.id),
+      api_credit_balance: apiCreditBalance,
       email_opt_out: user.email_opt_out,
       created_at: user.created_at.toISOString(),
     }),

@@ -1,0 +1,67 @@
+import type { Video, WebhookEventType } from '../db/schema.ts';
+import type { VideoRepository } from '../repositories/video.repository.ts';
+
+/** Announces a video's new status to whoever subscribed (WebhookService); idempotent per video and event. */
+export interface VideoEvents {
+  emitVideoEvent(videoId: string, event: WebhookEventType): Promise<void>;
+}
+
+type Failure = { code: string; reason: string };
+
+/**
+ * Every change of a video's status, each followed by its webhook event, so no caller can change a status and
+ * forget the event. The event is emitted after the change is stored, whether or not this call made the change:
+ * a retried activity repeats both, and the emission sends nothing twice and nothing for a video that has moved
+ * on. An emission that fails throws, so the activity that asked is retried.
+ */
+export class VideoTransitions {
+  constructor(
+    private readonly videos: VideoRepository,
+    private readonly events: VideoEvents,
+  ) {}
+
+  async markProcessing(videoId: string): Promise<Video | undefined> {
+    const video = await this.videos.markProcessing(videoId);
+    await this.events.emitVideoEvent(videoId, 'video.processing');
+    return video;
+  }
+
+  /** A paid watermark removal re-renders a completed video; its clients saw it complete and hear of it once more only when it completes again. */
+  markRerendering(videoId: string): Promise<Video | undefined> {
+    return this.videos.markRerendering(videoId);
+  }
+
+  async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[] } | undefined> {
+    const result = await this.videos.complete(videoId, output);
+    await this.events.emitVideoEvent(videoId, 'video.completed');
+    return result;
+  }
+
+  /** A failed re-render leaves the video completed with its earlier output: nothing changed for its clients. */
+  abandonRerender(videoId: string, failure: Failure): Promise<Video | undefined> {
+    return this.videos.abandonRerender(videoId, failure);
+  }
+
+  /** Fails and refunds the video, exactly once; undefined when it had settled already. */
+  async fail(videoId: string, failure: Failure): Promise<Video | undefined> {
+    const video = await this.videos.fail(videoId, failure);
+    await this.events.emitVideoEvent(videoId, 'video.failed');
+    return video;
+  }
+
+  /**
+   * A create whose render could not be queued fails and refunds its video without an event: the create
+   * answered 503 without the video's id, so no client knows of it (and the queue that would deliver an event
+   * is the one that is down).
+   */
+  failUnqueued(videoId: string, failure: Failure): Promise<Video | undefined> {
+    return this.videos.fail(videoId, failure);
+  }
+
+  /** Fails and refunds an unfinished video with code `canceled`; a completed or failed one is answered as it is. */
+  async cancel(videoId: string, reason: string): Promise<{ outcome: 'canceled' | 'completed' | 'failed'; video: Video } | undefined> {
+    const result = await this.videos.cancel(videoId, reason);
+    if (result && result.outcome !== 'completed') await this.events.emitVideoEvent(videoId, 'video.failed');
+    return result;
+  }
+}
