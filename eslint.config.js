@@ -20,12 +20,17 @@ export default tseslint.config(
     files: ['**/cli/**', '**/bin/**', '**/bench/**', 'test/**', '**/scripts/**', 'sdk/examples/**'],
     rules: { 'no-console': 'off' },
   },
-  // Package boundaries: workflows (the contract and shared helpers) imports neither of the others; render nodes
-  // never import the control plane; the control plane imports render-node only to start the embedded render
-  // worker. Anything both sides need lives in @petsing/workflows. Tests may import any package.
+  // Package boundaries: platform (object stores, the Temporal runtime, the tool runner) and workflows (the contract
+  // and the workflow code) import none of ours; render nodes never import the control
+  // plane; the control plane imports render-node only to start the embedded render worker. Anything both sides
+  // need lives in @petsing/workflows or @petsing/platform. Tests may import any package.
+  {
+    files: ['platform/src/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/*', '**/control-plane/**', '**/render-node/**', '**/workflows/**'], message: 'platform is the bottom layer: it imports no other petsing package.' }] }] },
+  },
   {
     files: ['workflows/src/**', 'workflows/scripts/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*'], message: 'workflows is the shared bottom layer: it imports neither the control plane nor render-node.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/*', '**/control-plane/**', '**/render-node/**', '**/platform/**'], message: 'workflows (the contract, bundled into the Temporal sandbox) imports no other petsing package.' }] }] },
   },
   {
     files: ['render-node/src/**', 'render-node/scripts/**'],
@@ -35,7 +40,7 @@ export default tseslint.config(
   // from the OpenAPI document at build time, by sdk/scripts).
   {
     files: ['sdk/src/**', 'sdk/examples/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*', '@petsing/workflows', '@petsing/workflows/*', '**/control-plane/**', '**/render-node/**', '**/workflows/**'], message: 'the SDK runs without the service\'s code: use the generated schema types.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/control-plane', '@petsing/control-plane/*', '@petsing/render-node', '@petsing/render-node/*', '@petsing/workflows', '@petsing/workflows/*', '@petsing/platform', '@petsing/platform/*', '**/control-plane/**', '**/render-node/**', '**/workflows/**', '**/platform/**'], message: 'the SDK runs without the service\'s code: use the generated schema types.' }] }] },
   },
   // The web app is bundled for browsers: of the service's code it loads only the browser-safe API rules (upload
   // limits, terminal statuses), which the control plane enforces from the same module.

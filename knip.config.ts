@@ -6,8 +6,9 @@ import type { KnipConfig } from 'knip';
  * are not repeated below:
  * - package.json `bin`: control-plane/bin/petsing.mjs and render-node/bin/render-node.mjs (each registers tsx and
  *   imports its src/cli/main.ts, which knip follows);
- * - package.json `exports`: workflows/src/{index,workflows/index,storage/index,runtime/index,media/index,
- *   tools/index,api-rules}.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of sdk's ./dist/index.js);
+ * - package.json `exports`: workflows/src/{index,workflows/index,media/index,api-rules}.ts,
+ *   platform/src/{storage,runtime,tools}/index.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of
+ *   sdk's ./dist/index.js);
  * - the Temporal plugin: workflows/src/workflows/index.ts, the module workers load by path (workflowsPath /
  *   bundleWorkflowCode) and whose exported functions Temporal starts by name;
  * - the Vitest plugin (vitest.config.ts, render-node/vitest.config.ts): the test files and test/global-setup.ts;
@@ -28,6 +29,9 @@ const config: KnipConfig = {
       // Run as `npx --no-install redocly lint` by control-plane/test/service-endpoints.test.ts (through a spawn
       // helper knip cannot read).
       ignoreDependencies: ['@redocly/cli'],
+    },
+    platform: {
+      project: ['src/**/*.ts', 'test/**/*.ts'],
     },
     workflows: {
       // `npm run bundle:workflows` (tsx).

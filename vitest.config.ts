@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // each test file creates its own database.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'control-plane/test/**/*.test.ts', 'render-node/test/**/*.test.ts', 'workflows/test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'control-plane/test/**/*.test.ts', 'render-node/test/**/*.test.ts', 'platform/test/**/*.test.ts', 'workflows/test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -5,7 +5,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderWorkflowId, templatePreviewWorkflowId, videoObjectPrefix } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_ASSETS_VERSION, templateObjectKeys } from '../control-plane/src/templates/template-objects.ts';

@@ -11,7 +11,7 @@ import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/
 import { temporal as temporalProto } from '@temporalio/proto';
 import { replayFinishedHistories, replayRecordedHistories } from './support/temporal.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { json, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
 

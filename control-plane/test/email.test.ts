@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { FREE_CREDITS_EMAIL_SCHEDULE, TASK_QUEUES } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { sql } from 'kysely';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { temporal as temporalProto } from '@temporalio/proto';
 import { renderWorkflowId, type FaceHints } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';

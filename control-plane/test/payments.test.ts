@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { rerenderWorkflowId } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { renderOutputKeys, renderWorkflowId, videoDeadlineWorkflowId, videoObjectPrefix } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { temporal as temporalProto } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadControlPlaneConfig } from '../src/config/env.ts';

@@ -1,4 +1,4 @@
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderWorkflowId } from '@petsing/workflows';

@@ -5,7 +5,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MouthTrack, renderWorkflowId, type RenderLipSyncInput, type VideoAspect } from '@petsing/workflows';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
 import { templateObjectKeys } from '../src/templates/template-objects.ts';

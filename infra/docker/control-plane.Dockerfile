@@ -14,6 +14,7 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS dashboard
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+COPY platform/package.json platform/
 COPY workflows/package.json workflows/
 COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
@@ -24,6 +25,7 @@ COPY sdk/package.json sdk/
 # The root `prepare` script builds the dashboard only where its sources are present: not yet here.
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY platform platform
 COPY workflows workflows
 COPY control-plane control-plane
 COPY render-node render-node
@@ -37,6 +39,7 @@ WORKDIR /app
 # along because npm links them into node_modules/.bin. .npmrc sets onnxruntime-node-install=skip: no
 # CUDA download on the control plane.
 COPY package.json package-lock.json .npmrc ./
+COPY platform/package.json platform/
 COPY workflows/package.json workflows/
 COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
@@ -48,6 +51,7 @@ COPY infra/docker/install-production-deps.sh infra/docker/
 RUN sh infra/docker/install-production-deps.sh
 
 COPY tsconfig.json ./
+COPY platform platform
 COPY workflows workflows
 COPY control-plane control-plane
 COPY render-node render-node

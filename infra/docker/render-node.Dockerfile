@@ -30,6 +30,7 @@ FROM ${NODE_IMAGE} AS build
 ARG ONNXRUNTIME_VERSION
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+COPY platform/package.json platform/
 COPY workflows/package.json workflows/
 COPY control-plane/package.json control-plane/
 COPY control-plane/bin control-plane/bin
@@ -46,6 +47,7 @@ COPY --from=onnxruntime-cuda /providers/ node_modules/onnxruntime-node/bin/napi-
 RUN node -e "const v=require('onnxruntime-node/package.json').version; if (v !== process.argv[1]) throw new Error('onnxruntime-node ' + v + ' does not match the CUDA provider ' + process.argv[1])" "${ONNXRUNTIME_VERSION}"
 
 COPY tsconfig.json ./
+COPY platform platform
 COPY workflows workflows
 COPY control-plane control-plane
 COPY render-node render-node

@@ -1,4 +1,4 @@
-import { runProcess } from '@petsing/workflows/tools';
+import { runProcess } from '@petsing/platform/tools';
 import { RenderError } from './errors.ts';
 import { MEL_RECIPE } from './mel-features.ts';
 

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/workflows/media';
-import { runProcess, withScratchDirectory } from '@petsing/workflows/tools';
+import { runProcess, withScratchDirectory } from '@petsing/platform/tools';
 import { RenderError } from './errors.ts';
 
 /** Packed 8-bit RGB, row-major. */

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MouthTrack } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
-import { withScratchDirectory } from '@petsing/workflows/tools';
+import { withScratchDirectory } from '@petsing/platform/tools';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';

@@ -1,4 +1,4 @@
-import { runWorker } from '@petsing/workflows/runtime';
+import { runWorker } from '@petsing/platform/runtime';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';

@@ -1,10 +1,10 @@
-import { runWorker } from '@petsing/workflows/runtime';
+import { runWorker } from '@petsing/platform/runtime';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { parsedActivities, renderActivitySchemas, TASK_QUEUES, type RenderActivities } from '@petsing/workflows';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { runMediaTool } from '../../control-plane/src/media/ffmpeg.ts';
 
 export type MediaFixtures = { mp4: Buffer; jpeg: Buffer };

@@ -18,7 +18,7 @@ import pg from 'pg';
 import { renderSamplePet } from '@petsing/render-node';
 import { renderWorkflowId } from '@petsing/workflows';
 import { Runtime, type LogLevel } from '@temporalio/worker';
-import { connectTemporalClient } from '@petsing/workflows/runtime';
+import { connectTemporalClient } from '@petsing/platform/runtime';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
 import { createLogger } from '../../control-plane/src/logging/logger.ts';
 import { VIDEO_STATUS_CHANNEL, type VideoStatusEvent } from '../../control-plane/src/repositories/video.repository.ts';

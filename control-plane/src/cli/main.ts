@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '@petsing/workflows/runtime';
+import { ConfigError } from '@petsing/platform/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { ServiceParts } from '../runtime/start-service.ts';
 import type { OperatorCommandName } from './operator-commands.ts';
@@ -88,7 +88,7 @@ worker
     const [{ loadRenderWorkerEnv, startRenderWorker }, { installTemporalLogging, resolveDataDir }, { createLogger, messageFirstLogger }, { Lifecycle }, { keepDataPrivate }] =
       await Promise.all([
         import('@petsing/render-node'),
-        import('@petsing/workflows/runtime'),
+        import('@petsing/platform/runtime'),
         import('../logging/logger.ts'),
         import('../runtime/lifecycle.ts'),
         import('../runtime/private-files.ts'),

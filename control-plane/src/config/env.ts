@@ -9,7 +9,7 @@ import {
   resolveDataDir,
   sharedEnvProblems,
   sharedEnvShape,
-} from '@petsing/workflows/runtime';
+} from '@petsing/platform/runtime';
 
 export { ConfigError };
 

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { ObjectNotFoundError } from '@petsing/workflows/storage';
+import { ObjectNotFoundError } from '@petsing/platform/storage';
 import { z } from 'zod';
 import { AppError, errorCatalog, type ErrorCode } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import type { GetResult } from '@petsing/workflows/storage';
+import type { GetResult } from '@petsing/platform/storage';
 
 /**
  * Streams a stored object as the response. pipeline() (unlike pipe) destroys both sides when either

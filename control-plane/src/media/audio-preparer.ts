@@ -2,8 +2,8 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { withScratchDirectory } from '@petsing/workflows/tools';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import { withScratchDirectory } from '@petsing/platform/tools';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
 

@@ -1,4 +1,4 @@
-import { runProcess, type ProcessResult } from '@petsing/workflows/tools';
+import { runProcess, type ProcessResult } from '@petsing/platform/tools';
 
 export class MediaToolError extends Error {
   constructor(message: string, readonly stderr: string) {

@@ -1,4 +1,4 @@
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { AppError } from '../errors/app-error.ts';
 import type { UserUrlFetcher } from './safe-fetch.ts';
 import { UrlRefusedError } from './url-refusal.ts';

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { DatabaseHandle } from '../db/database.ts';
 import type { Logger } from '../logging/logger.ts';

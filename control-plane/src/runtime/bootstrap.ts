@@ -2,11 +2,11 @@ import type { ControlPlaneConfig } from '../config/env.ts';
 import { migrateToLatest, openPGlite, openPostgres, type DatabaseHandle } from '../db/database.ts';
 import type { Logger } from '../logging/logger.ts';
 import { API_VERSIONS, type ApiVersionEntry } from '../services/api-versions.ts';
-import { createObjectStore } from '@petsing/workflows/storage';
+import { createObjectStore } from '@petsing/platform/storage';
 import type { Client } from '@temporalio/client';
 import type { UserUrlFetcher } from '../media/safe-fetch.ts';
 import type { VideoPageResolver } from '../media/social/video-page-resolver.ts';
-import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/workflows/runtime';
+import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/platform/runtime';
 import { createServices, type AppContext } from './app-context.ts';
 import { loadDevIdentityKeys } from '../services/dev-identity.ts';
 

@@ -1,5 +1,5 @@
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
-import { installTemporalLogging } from '@petsing/workflows/runtime';
+import { installTemporalLogging } from '@petsing/platform/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { messageFirstLogger, type Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';

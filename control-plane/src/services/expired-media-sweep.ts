@@ -1,4 +1,4 @@
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { Logger } from '../logging/logger.ts';
 import { repeatEvery, type RepeatingTask } from './repeat-every.ts';
 

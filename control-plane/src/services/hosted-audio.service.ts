@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import type { HostedAudio } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';

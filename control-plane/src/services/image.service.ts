@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FaceHints } from '@petsing/workflows';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { Image } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';

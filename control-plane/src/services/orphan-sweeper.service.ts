@@ -1,6 +1,6 @@
 import { videoObjectPrefix } from '@petsing/workflows';
 import { z } from 'zod';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { Logger } from '../logging/logger.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import { repeatEvery, type RepeatingTask } from './repeat-every.ts';

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withScratchDirectory } from '@petsing/workflows/tools';
+import { withScratchDirectory } from '@petsing/platform/tools';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';

@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { withScratchDirectory } from '@petsing/workflows/tools';
+import { withScratchDirectory } from '@petsing/platform/tools';
 import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
-import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/workflows/storage';
+import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/platform/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { encodeSpeechMp3 } from '../media/speech/speech-audio.ts';

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { samplePetSvg } from '@petsing/workflows/media';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { Template } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';

@@ -1,4 +1,4 @@
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import type { Video } from '../db/schema.ts';
 import { ExpiringCache } from './notified-cache.ts';
 

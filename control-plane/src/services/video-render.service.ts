@@ -1,4 +1,4 @@
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type VideoAspect } from '@petsing/workflows';
-import type { ObjectStore } from '@petsing/workflows/storage';
+import type { ObjectStore } from '@petsing/platform/storage';
 import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';

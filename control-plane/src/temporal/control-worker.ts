@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
-import { connectTemporalWorker, runWorker } from '@petsing/workflows/runtime';
+import { connectTemporalWorker, runWorker } from '@petsing/platform/runtime';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
 

@@ -2,7 +2,7 @@ import { access, constants } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ConfigError } from '@petsing/workflows/runtime';
+import { ConfigError } from '@petsing/platform/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
 

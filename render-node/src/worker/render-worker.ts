@@ -16,8 +16,8 @@ import {
   runWorker,
   sharedEnvProblems,
   sharedEnvShape,
-} from '@petsing/workflows/runtime';
-import { createObjectStore, type ObjectStore } from '@petsing/workflows/storage';
+} from '@petsing/platform/runtime';
+import { createObjectStore, type ObjectStore } from '@petsing/platform/storage';
 import { renderNodeEnvSchema } from '../config.ts';
 import { loadLipSyncModel } from '../lipsync-model.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { attachmentDisposition, LocalObjectStore, parseDownloadPath } from '@petsing/workflows/storage';
+import { attachmentDisposition, LocalObjectStore, parseDownloadPath } from '@petsing/platform/storage';
 import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { sendObject } from '../send-object.ts';

@@ -1,4 +1,4 @@
-import { runProcess, type ProcessResult } from '@petsing/workflows/tools';
+import { runProcess, type ProcessResult } from '@petsing/platform/tools';
 import { z } from 'zod';
 import { VideoResolveTimeoutError, VideoUnavailableError, type ResolvedVideo, type VideoPageResolver } from './video-page-resolver.ts';
 import { withDeadline } from '../deadline.ts';

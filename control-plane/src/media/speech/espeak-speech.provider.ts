@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runProcess, type ProcessResult } from '@petsing/workflows/tools';
+import { runProcess, type ProcessResult } from '@petsing/platform/tools';
 import { AppError } from '../../errors/app-error.ts';
 import { withDeadline } from '../deadline.ts';
 import { type SpeechProvider, type SpeechVoice, type SynthesisRequest } from './speech-provider.ts';
