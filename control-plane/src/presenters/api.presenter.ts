@@ -59,11 +59,7 @@ export function apiPresenter({ baseUrl, links }: { baseUrl: string; links: Video
       scopes: credential.scopes,
     }),
 
-    credits: ({ balance, recent }: CreditStatement) => ({
-      balance,
-      credits_per_video: CREDITS_PER_VIDEO,
-      recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, created_at: entry.created_at.toISOString() })),
-    }),
+    credits: creditsRepresentation,
 
     /** CreatedApiVideo: what POST /v1/videos and create_video answer. */
     createdVideo: ({ video: created, creditsRemaining }: CreatedVideo) => ({
@@ -81,6 +77,13 @@ export function apiPresenter({ baseUrl, links }: { baseUrl: string; links: Video
 }
 
 export type ApiPresenter = ReturnType<typeof apiPresenter>;
+
+/** ApiCredits: the balance and its latest ledger entries, for GET /v1/credits, get_credits and GET /user/credits. */
+export const creditsRepresentation = ({ balance, recent }: CreditStatement) => ({
+  balance,
+  credits_per_video: CREDITS_PER_VIDEO,
+  recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, created_at: entry.created_at.toISOString() })),
+});
 
 /** Voice: an entry of GET /tts/voices and GET /v1/voices. */
 export const voiceRepresentation = (voice: VoiceWithSample) => ({ id: voice.id, name: voice.name, language: voice.language, sample_url: voice.sampleUrl });

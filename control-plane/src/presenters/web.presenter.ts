@@ -1,6 +1,8 @@
 import type { User, Video } from '../db/schema.ts';
+import { formatAmount, PLAN_INTERVALS, PLAN_TYPES, type LocalPrices } from '../domain/pricing.ts';
+import type { BillingService } from '../services/billing.service.ts';
 import type { VideoLinks } from '../services/video-links.ts';
-import type { VideoPage } from '../services/video.service.ts';
+import type { CreatedVideo, VideoPage } from '../services/video.service.ts';
 import { freeCreditsNow, isSubscribed, nextFreeCreditReset } from '../services/user.service.ts';
 import { apiPresenter } from './api.presenter.ts';
 
@@ -17,6 +19,15 @@ export function webPresenter({ baseUrl, links }: { baseUrl: string; links: Video
 
   return {
     video,
+
+    /** RenderQueued: what a web create answers; a subscriber has no free credits to count. */
+    renderQueued: async ({ video: created, creditsRemaining }: CreatedVideo) => ({
+      id: created.id,
+      status: created.status,
+      has_watermark: created.has_watermark,
+      free_credits_remaining: created.payment === 'subscription' ? null : creditsRemaining,
+      video: await video(created),
+    }),
 
     videoPage: async ({ videos, page, pageSize, total }: VideoPage) => {
       const totalPages = Math.ceil(total / pageSize);
@@ -38,9 +49,31 @@ export function webPresenter({ baseUrl, links }: { baseUrl: string; links: Video
 }
 
 /** The WebSubscription record, shared by GET /user/me and GET /subscription/status. */
-export const subscriptionOf = (user: User) => ({
+const subscriptionOf = (user: User) => ({
   status: user.subscription_status,
   plan: user.subscription_plan,
   current_period_end: user.subscription_current_period_end?.toISOString() ?? null,
   cancel_at_period_end: user.subscription_cancel_at_period_end,
+});
+
+/** SubscriptionStatusRecord: GET /subscription/status. */
+export const subscriptionStatusRepresentation = ({ user, source }: Awaited<ReturnType<BillingService['subscriptionStatus']>>) => ({
+  subscribed: isSubscribed(user),
+  subscription: subscriptionOf(user),
+  source,
+});
+
+/** Pricing: GET /subscription/pricing, each amount in minor units and as a person reads it. */
+export const pricingRepresentation = ({ country, currency, prices }: LocalPrices) => ({
+  country,
+  currency,
+  currency_exponent: prices.exponent,
+  plans: PLAN_TYPES.map((plan) => ({ plan_type: plan, interval: PLAN_INTERVALS[plan], amount: prices[plan], formatted: formatAmount(prices[plan], currency) })),
+  watermark_removal: { amount: prices.watermarkRemoval, formatted: formatAmount(prices.watermarkRemoval, currency) },
+});
+
+/** CreditPackList: GET /credits/packs. */
+export const creditPackListRepresentation = ({ currency, packs }: ReturnType<BillingService['creditPacks']>) => ({
+  currency,
+  packs: packs.map((pack) => ({ ...pack, formatted: formatAmount(pack.amount, currency) })),
 });

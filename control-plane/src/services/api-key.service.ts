@@ -1,5 +1,6 @@
 import type { ApiKey } from '../db/schema.ts';
 import type { Scope } from '../domain/scopes.ts';
+import { notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { ApiKeyRepository } from '../repositories/api-key.repository.ts';
 import type { CredentialCache } from './credential-cache.ts';
@@ -51,6 +52,13 @@ export class ApiKeyService {
     const digest = await this.keys.revoke(keyId, userId);
     if (digest) this.cache.forget([digest]);
     return digest !== undefined;
+  }
+
+  /** DELETE /user/api-keys/{id}: revokes an active key of the user; not_found when there is none (a revoked key stays revoked). */
+  async revokeActive(userId: string, keyId: string): Promise<void> {
+    if (!(await this.revoke(userId, keyId))) {
+      throw notFound(`An active API key ${keyId}`, { hint: 'List your keys with GET /user/api-keys; a revoked key stays revoked.' });
+    }
   }
 
   isApiKey(token: string): boolean {

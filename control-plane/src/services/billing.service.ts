@@ -7,7 +7,7 @@ import type { CheckoutLineItem, CompletedCheckout, PaymentEvent, PaymentGateway,
 import type { PaymentRepository, PaymentUnit } from '../repositories/payment.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
-import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry } from '../domain/pricing.ts';
+import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry, type LocalPrices } from '../domain/pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
 /** What a checkout call answers: where to pay, or (already paid) that the re-render restarted. */
@@ -43,6 +43,16 @@ export class BillingService {
     logger: Logger;
   }) {
     ({ payments: this.payments, videos: this.videos, scheduler: this.scheduler, gateway: this.gateway, settings: this.settings, logger: this.logger } = dependencies);
+  }
+
+  /** GET /subscription/pricing: the prices a checkout from this country charges (its currency's, USD when unknown). */
+  pricing(country: string | undefined): LocalPrices {
+    return pricesForCountry(country);
+  }
+
+  /** GET /credits/packs: the API credit packs for sale, each with its credits and price in CREDIT_PACK_CURRENCY. */
+  creditPacks() {
+    return { currency: CREDIT_PACK_CURRENCY, packs: CREDIT_PACK_KEYS.map((pack) => ({ pack, ...CREDIT_PACKS[pack] })) };
   }
 
   async subscriptionCheckout(user: User, planType: string, country: string | undefined): Promise<CheckoutAnswer> {

@@ -35,12 +35,9 @@ export class CreditService {
     return this.credits.balance(userId);
   }
 
-  recent(userId: string, limit = STATEMENT_ENTRIES): Promise<LedgerEntry[]> {
-    return this.credits.recent(userId, limit);
-  }
-
-  async statement(userId: string): Promise<CreditStatement> {
-    const [balance, recent] = await Promise.all([this.credits.balance(userId), this.credits.recent(userId, STATEMENT_ENTRIES)]);
+  /** The balance and the latest `limit` ledger entries, newest first. */
+  async statement(userId: string, limit = STATEMENT_ENTRIES): Promise<CreditStatement> {
+    const [balance, recent] = await Promise.all([this.credits.balance(userId), this.credits.recent(userId, limit)]);
     return { balance, recent };
   }
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import type { HostedAudio } from '../db/schema.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, notFound } from '../errors/app-error.ts';
 import type { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
 import { removeExpiredMedia } from './expired-media-sweep.ts';
 import type { ReceivedFile } from '../media/uploads.ts';
@@ -74,8 +74,14 @@ export class HostedAudioService {
     return assertSingable(audio, 'audio_id', now);
   }
 
-  async find(id: string): Promise<HostedAudio | undefined> {
-    return uuid.safeParse(id).success ? this.repository.findById(id) : undefined;
+  /**
+   * GET /media/audio/{id}.mp3: the stored MP3 of any hosted audio (the random id is the only credential);
+   * not_found for an unknown or malformed id.
+   */
+  async open(id: string) {
+    const audio = uuid.safeParse(id).success ? await this.repository.findById(id) : undefined;
+    if (!audio) throw notFound('This audio');
+    return this.objects.get(audio.object_key);
   }
 
   /**

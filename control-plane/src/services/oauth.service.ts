@@ -3,8 +3,8 @@ import { SCOPES } from '../domain/scopes.ts';
 import type { OAuthClient, OAuthRepository } from '../repositories/oauth.repository.ts';
 import type { CredentialCache } from './credential-cache.ts';
 import { OAuthAuthorization } from './oauth-authorization.ts';
-import type { AuthorizationRequest } from './oauth-authorization.ts';
 import { GRANT_TYPES, registerClient } from './oauth-clients.ts';
+import { AuthorizationPageError } from './oauth-errors.ts';
 import type { ClientRegistration } from './oauth-clients.ts';
 import { audienceOf, DEFAULT_AUDIENCE, RESOURCE_NAMES } from './oauth-resources.ts';
 import type { OAuthCredential, OAuthSettings, ProtectedResource } from './oauth-resources.ts';
@@ -66,21 +66,20 @@ export class OAuthService {
     return registerClient(this.repository, registration);
   }
 
-  /** See OAuthAuthorization.validate. */
-  validateAuthorizationRequest(params: Record<string, unknown>): Promise<AuthorizationRequest> {
-    return this.authorization.validate(params);
+  /** GET /oauth/authorization-request: the request checked (see OAuthAuthorization.validate), in the words the page shows. */
+  async describeAuthorizationRequest(params: Record<string, unknown>) {
+    return this.authorization.describe(await this.authorization.validate(params));
   }
 
-  denialRedirect(request: AuthorizationRequest): string {
-    return this.authorization.denialRedirect(request);
-  }
-
-  describe(request: AuthorizationRequest) {
-    return this.authorization.describe(request);
-  }
-
-  approve(request: AuthorizationRequest, user: User): Promise<string> {
-    return this.authorization.approve(request, user);
+  /**
+   * POST /oauth/authorization-decision: the request checked again exactly as for the page, then the signed-in
+   * person's decision. Answers where to send them: the redirect URI with a single-use code (allow) or with
+   * error=access_denied (deny).
+   */
+  async decide(params: Record<string, unknown>, decision: unknown, user: User): Promise<string> {
+    const request = await this.authorization.validate(params);
+    if (decision !== 'allow' && decision !== 'deny') throw new AuthorizationPageError('decision must be "allow" or "deny".');
+    return decision === 'deny' ? this.authorization.denialRedirect(request) : this.authorization.approve(request, user);
   }
 
   /** The token endpoint (RFC 6749 §3.2), for public clients; `params` is the parsed body (undefined when there was none it could read). */

@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { samplePetSvg } from '@petsing/workflows/media';
 import type { ObjectStore } from '@petsing/platform/storage';
 import type { Template } from '../db/schema.ts';
+import { notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import { templateCatalog } from '../templates/template-catalog.ts';
@@ -34,7 +35,15 @@ export class TemplateService {
     return this.templates.findById(Number(publicId));
   }
 
-  assetKey(template: Template, asset: TemplateAsset): string | null {
+  /** GET /media/templates/{id}/{asset}: the stored song or preview of a template; not_found while it has none (or no such template). */
+  async media(publicId: string, asset: TemplateAsset) {
+    const template = await this.find(publicId);
+    const key = template && this.assetKey(template, asset);
+    if (!key) throw notFound(`Template media ${publicId}/${asset}`);
+    return this.objects.get(key);
+  }
+
+  private assetKey(template: Template, asset: TemplateAsset): string | null {
     switch (asset) {
       case 'audio':
         return template.audio_key;

@@ -1,4 +1,5 @@
 import type { WebhookAttemptOutcome } from '@petsing/workflows';
+import { z } from 'zod';
 import type { Video, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -23,6 +24,8 @@ export const RESPONSE_SNIPPET_BYTES = 1024;
 const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
 /** The target of a video's own webhook_url in webhook_deliveries (endpoints use their id). */
 const VIDEO_URL_TARGET = 'video';
+
+const uuid = z.uuid();
 
 const statusOfEvent: Record<WebhookEventType, Video['status']> = {
   'video.processing': 'processing',
@@ -129,8 +132,10 @@ export class WebhookService implements VideoEvents {
     }
   }
 
-  deliveries(endpointId: string, limit: number) {
-    return this.webhooks.listDeliveries({ endpointId }, limit);
+  /** The delivery log of the caller's endpoint, newest first; not_found for another's endpoint. */
+  async endpointDeliveries(userId: string, endpointId: string, limit: number) {
+    const endpoint = await this.get(userId, endpointId);
+    return this.webhooks.listDeliveries({ endpointId: endpoint.id }, limit);
   }
 
   /** The deliveries to the caller's video's own webhook_url (the create's), newest first; not_found for another's video. */
@@ -140,10 +145,13 @@ export class WebhookService implements VideoEvents {
     return this.webhooks.listDeliveries({ videoId: video.id, target: VIDEO_URL_TARGET }, limit);
   }
 
-  /** Sends a finished delivery again, same webhook-id and body, with the retry schedule of a new one. */
+  /**
+   * Sends a finished delivery again, same webhook-id and body, with the retry schedule of a new one. The endpoint
+   * is looked up first; then a malformed delivery id is not_found like an unknown one.
+   */
   async redeliver(userId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
     const endpoint = await this.get(userId, endpointId);
-    const delivery = await this.webhooks.findEndpointDelivery(endpoint.id, deliveryId);
+    const delivery = uuid.safeParse(deliveryId).success ? await this.webhooks.findEndpointDelivery(endpoint.id, deliveryId) : undefined;
     if (!delivery) throw notFound(`Delivery ${deliveryId}`);
     if (endpoint.disabled_at) throw new AppError('conflict', 'The endpoint is disabled; turn it on with POST /v1/webhooks/{id}/enable first.');
     if (delivery.state === 'pending') throw new AppError('conflict', 'The delivery is still being attempted; redeliver it once it has succeeded or failed.');

@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { notFound } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { errorResponses, type OpenAPIRegistry } from '../openapi.ts';
 import { parseParams } from '../validation.ts';
@@ -14,9 +13,7 @@ export function hostedAudioRoutes(context: AppContext): Router {
   const router = Router();
   router.get('/media/audio/:file', async (req, res) => {
     const { file } = parseParams(params, req);
-    const audio = await context.services.hostedAudio.find(file.slice(0, -'.mp3'.length));
-    if (!audio) throw notFound('This audio');
-    const object = await context.objectStore.get(audio.object_key);
+    const object = await context.services.hostedAudio.open(file.slice(0, -'.mp3'.length));
     await sendObject(res, object, { 'Content-Type': 'audio/mpeg', 'Cache-Control': 'private, max-age=86400' });
   });
   return router;

@@ -79,17 +79,15 @@ export function oauthRoutes(context: AppContext): Router {
   // The authorization page reads the request it was opened with (no credential: it shows a registered client's
   // public name, and lets the page refuse a bad request before asking anyone to sign in)...
   router.get(AUTHORIZATION_REQUEST_PATH, async (req, res) => {
-    const request = await oauth.validateAuthorizationRequest(req.query);
-    res.set('Cache-Control', 'no-store').json(oauth.describe(request));
+    const details = await oauth.describeAuthorizationRequest(req.query);
+    res.set('Cache-Control', 'no-store').json(details);
   });
   // ...and sends the signed-in person's decision. Only an ID token in the Authorization header approves: a
   // cross-site form cannot send one (no cookie, so no CSRF), and API keys and OAuth tokens are refused.
   router.post(AUTHORIZATION_DECISION_PATH, requireWebUser(context.services.identity), json, async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const { decision, ...params } = body;
-    const request = await oauth.validateAuthorizationRequest(params);
-    if (decision !== 'allow' && decision !== 'deny') throw new AuthorizationPageError('decision must be "allow" or "deny".');
-    const redirectTo = decision === 'deny' ? oauth.denialRedirect(request) : await oauth.approve(request, webUserOf(res));
+    const redirectTo = await oauth.decide(params, decision, webUserOf(res));
     res.set('Cache-Control', 'no-store').json({ redirect_to: redirectTo });
   });
   router.use(AUTHORIZATION_DECISION_PATH, (error: unknown, _req: Request, _res: Response, next: NextFunction) => {

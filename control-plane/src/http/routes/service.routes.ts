@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { notFound } from '../../errors/app-error.ts';
 import { versionsDocument } from '../../services/api-versions.ts';
 import { templateAssets } from '../../templates/template-objects.ts';
 import { templateMediaUrl } from '../../presenters/api.presenter.ts';
@@ -89,10 +88,7 @@ export function serviceRoutes(context: AppContext, openApiContributors: OpenApiC
 
   router.get('/media/templates/:id/:asset', async (req, res) => {
     const { id, asset } = parseParams(templateMediaParams, req);
-    const template = await context.services.templates.find(id);
-    const key = template && context.services.templates.assetKey(template, asset);
-    if (!key) throw notFound(`Template media ${id}/${asset}`);
-    const object = await context.objectStore.get(key);
+    const object = await context.services.templates.media(id, asset);
     await sendObject(res, object, { 'Content-Type': object.contentType, 'Cache-Control': 'public, max-age=86400' });
   });
 

@@ -1,8 +1,6 @@
 import { Router, type Request } from 'express';
 import type { AppContext } from '../../runtime/app-context.ts';
 import type { CheckoutAnswer } from '../../services/billing.service.ts';
-import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, formatAmount, PLAN_INTERVALS, PLAN_TYPES, pricesForCountry } from '../../domain/pricing.ts';
-import { isSubscribed } from '../../services/user.service.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import {
@@ -16,7 +14,7 @@ import {
   SubscriptionStatusRecord,
 } from '../schemas/subscription.schemas.ts';
 import { parseBody } from '../validation.ts';
-import { subscriptionOf } from '../../presenters/web.presenter.ts';
+import { creditPackListRepresentation, pricingRepresentation, subscriptionStatusRepresentation } from '../../presenters/web.presenter.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
 
 /** Plans, checkout, the billing portal and API credit packs (Stripe), for the signed-in web user. */
@@ -28,21 +26,15 @@ export function subscriptionRoutes(context: AppContext): Router {
   const countryOf = (req: Request) => req.get(countryHeader);
 
   router.get('/subscription/pricing', (req, res) => {
-    const { country, currency, prices } = pricesForCountry(countryOf(req));
+    const pricing = billing.pricing(countryOf(req));
     res.set({ 'Cache-Control': 'public, max-age=3600', Vary: countryHeader });
-    res.json({
-      country,
-      currency,
-      currency_exponent: prices.exponent,
-      plans: PLAN_TYPES.map((plan) => ({ plan_type: plan, interval: PLAN_INTERVALS[plan], amount: prices[plan], formatted: formatAmount(prices[plan], currency) })),
-      watermark_removal: { amount: prices.watermarkRemoval, formatted: formatAmount(prices.watermarkRemoval, currency) },
-    });
+    res.json(pricingRepresentation(pricing));
   });
 
   router.get('/subscription/status', signedIn, async (_req, res) => {
-    const { user, source } = await billing.subscriptionStatus(webUserOf(res));
+    const status = await billing.subscriptionStatus(webUserOf(res));
     res.set('Cache-Control', 'no-store');
-    res.json({ subscribed: isSubscribed(user), subscription: subscriptionOf(user), source });
+    res.json(subscriptionStatusRepresentation(status));
   });
 
   router.post('/subscription/create-checkout-session', signedIn, async (req, res) => {
@@ -60,10 +52,7 @@ export function subscriptionRoutes(context: AppContext): Router {
   });
 
   router.get('/credits/packs', signedIn, (_req, res) => {
-    res.json({
-      currency: CREDIT_PACK_CURRENCY,
-      packs: CREDIT_PACK_KEYS.map((pack) => ({ pack, ...CREDIT_PACKS[pack], formatted: formatAmount(CREDIT_PACKS[pack].amount, CREDIT_PACK_CURRENCY) })),
-    });
+    res.json(creditPackListRepresentation(billing.creditPacks()));
   });
 
   router.post('/credits/create-checkout-session', signedIn, async (req, res) => {

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import type { ApiKey } from '../../db/schema.ts';
-import { notFound } from '../../errors/app-error.ts';
-import { CREDITS_PER_VIDEO } from '../../domain/pricing.ts';
+import { creditsRepresentation } from '../../presenters/api.presenter.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
@@ -47,20 +46,15 @@ export function webDeveloperRoutes(context: AppContext): Router {
 
   router.delete('/user/api-keys/:id', signedIn, async (req, res) => {
     const { id } = parseParams(WebApiKeyParams, req);
-    if (!(await apiKeys.revoke(webUserOf(res).id, id))) throw notFound(`An active API key ${id}`, { hint: 'List your keys with GET /user/api-keys; a revoked key stays revoked.' });
+    await apiKeys.revokeActive(webUserOf(res).id, id);
     res.status(204).end();
   });
 
   router.get('/user/credits', signedIn, async (req, res) => {
     const { limit } = parseQuery(WebCreditsQuery, req);
-    const userId = webUserOf(res).id;
-    const [balance, recent] = await Promise.all([credits.balance(userId), credits.recent(userId, limit)]);
+    const statement = await credits.statement(webUserOf(res).id, limit);
     res.set('Cache-Control', 'no-store');
-    res.json({
-      balance,
-      credits_per_video: CREDITS_PER_VIDEO,
-      recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, created_at: entry.created_at.toISOString() })),
-    });
+    res.json(creditsRepresentation(statement));
   });
 
   return router;

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { FaceHints, VideoAspect } from '@petsing/workflows';
 import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import type { CreatedVideo, VideoOptions, WebVideoRequest } from '../../services/video.service.ts';
+import type { VideoOptions, WebVideoRequest } from '../../services/video.service.ts';
 import { imageRepresentation } from '../../presenters/api.presenter.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
@@ -30,21 +30,13 @@ export function webVideosRoutes(context: AppContext): Router {
   const limited = rateLimit(rateLimiter, 'media');
   const represent = webPresenter({ baseUrl: context.config.baseUrl, links: context.services.videoLinks });
 
-  const queued = async ({ video, creditsRemaining }: CreatedVideo) => ({
-    id: video.id,
-    status: video.status,
-    has_watermark: video.has_watermark,
-    free_credits_remaining: video.payment === 'subscription' ? null : creditsRemaining,
-    video: await represent.video(video),
-  });
-
   router.post('/create-with-template', signedIn, limited, async (req, res) => {
     const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD }, fields: ['template_id', ...PHOTO_FIELDS] });
     try {
       const templateId = requiredField(form, 'template_id', 'an id from GET /templates');
       const created = await videos.createWebVideoWithTemplate(webUserOf(res), { ...photoRequest(form), templateId });
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(created));
+      res.json(await represent.renderQueued(created));
     } finally {
       await form.cleanup();
     }
@@ -60,7 +52,7 @@ export function webVideosRoutes(context: AppContext): Router {
       const sound = audio ? { file: audio } : { url: audioUrl ?? '' };
       const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound });
       res.set('Cache-Control', 'no-store');
-      res.json(await queued(created));
+      res.json(await represent.renderQueued(created));
     } finally {
       await form.cleanup();
     }

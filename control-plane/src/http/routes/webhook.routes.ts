@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from '../../db/schema.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { deliveryListRepresentation, deliveryRepresentation, endpointRepresentation } from '../../presenters/webhook.presenter.ts';
 import { credentialOf, requireScope } from '../middleware/api-auth.ts';
 import { credentialSecurity, errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import {
@@ -28,8 +28,8 @@ export function webhookRoutes(context: AppContext): Router {
   const { webhooks } = context.services;
   const router = Router();
 
-  /** The caller's endpoint named by the path's id; a malformed id answers not_found like an unknown one. */
-  const ownedEndpoint = async (userId: string, req: Request) => webhooks.get(userId, uuidParam(req, 'id', 'Webhook endpoint'));
+  /** The path's endpoint id; a malformed one answers not_found like an unknown one. */
+  const endpointId = (req: Request) => uuidParam(req, 'id', 'Webhook endpoint');
 
   router.post('/webhooks', requireScope('videos:write'), async (req, res) => {
     const { endpoint, secret } = await webhooks.register(credentialOf(res).userId, parseBody(CreateWebhookRequest, req));
@@ -47,82 +47,49 @@ export function webhookRoutes(context: AppContext): Router {
   });
 
   router.get('/webhooks/:id', requireScope('videos:read'), async (req, res) => {
-    res.json(endpointRepresentation(await ownedEndpoint(credentialOf(res).userId, req)));
+    res.json(endpointRepresentation(await webhooks.get(credentialOf(res).userId, endpointId(req))));
   });
 
   router.delete('/webhooks/:id', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
-    await webhooks.remove(userId, (await ownedEndpoint(userId, req)).id);
+    await webhooks.remove(credentialOf(res).userId, endpointId(req));
     res.status(204).end();
   });
 
   router.post('/webhooks/:id/rotate-secret', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
     const { overlap_seconds } = parseBody(RotateSecretRequest, req);
-    const { endpoint, secret } = await webhooks.rotate(userId, (await ownedEndpoint(userId, req)).id, overlap_seconds);
+    const { endpoint, secret } = await webhooks.rotate(credentialOf(res).userId, endpointId(req), overlap_seconds);
     res.json({ ...endpointRepresentation(endpoint), secret });
   });
 
   router.get('/videos/:id/webhook-deliveries', requireScope('videos:read'), async (req, res) => {
     const id = uuidParam(req, 'id', 'Video');
     const { limit } = parseQuery(DeliveryListQuery, req);
-    const entries = await webhooks.videoUrlDeliveries(credentialOf(res).userId, id, limit);
-    res.json({ object: 'list', data: entries.map(({ delivery, attempts }) => deliveryRepresentation(delivery, attempts)) });
+    res.json(deliveryListRepresentation(await webhooks.videoUrlDeliveries(credentialOf(res).userId, id, limit)));
   });
 
   router.post('/webhooks/:id/enable', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
-    res.json(endpointRepresentation(await webhooks.enable(userId, (await ownedEndpoint(userId, req)).id)));
+    res.json(endpointRepresentation(await webhooks.enable(credentialOf(res).userId, endpointId(req))));
   });
 
   router.get('/webhooks/:id/deliveries', requireScope('videos:read'), async (req, res) => {
-    const endpoint = await ownedEndpoint(credentialOf(res).userId, req);
+    const id = endpointId(req);
     const { limit } = parseQuery(DeliveryListQuery, req);
-    const entries = await webhooks.deliveries(endpoint.id, limit);
-    res.json({ object: 'list', data: entries.map(({ delivery, attempts }) => deliveryRepresentation(delivery, attempts)) });
+    res.json(deliveryListRepresentation(await webhooks.endpointDeliveries(credentialOf(res).userId, id, limit)));
   });
 
   router.post('/webhooks/:id/deliveries/:delivery_id/redeliver', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
-    const endpoint = await ownedEndpoint(userId, req);
-    const deliveryId = uuidParam(req, 'delivery_id', 'Delivery');
-    const delivery = await webhooks.redeliver(userId, endpoint.id, deliveryId);
+    // The delivery id as sent: the service answers not_found for the endpoint first, then for a malformed or unknown delivery.
+    const delivery = await webhooks.redeliver(credentialOf(res).userId, endpointId(req), String(req.params.delivery_id));
     res.status(202).json(deliveryRepresentation(delivery, []));
   });
 
   router.post('/webhooks/:id/test', requireScope('videos:write'), async (req, res) => {
-    const { userId } = credentialOf(res);
-    const { delivery, attempts } = await webhooks.test(userId, (await ownedEndpoint(userId, req)).id);
+    const { delivery, attempts } = await webhooks.test(credentialOf(res).userId, endpointId(req));
     res.json(deliveryRepresentation(delivery, attempts));
   });
 
   return router;
 }
-
-const endpointRepresentation = (endpoint: WebhookEndpoint) => ({
-  id: endpoint.id,
-  url: endpoint.url,
-  events: endpoint.events,
-  disabled_at: endpoint.disabled_at?.toISOString() ?? null,
-  previous_secret_expires_at: endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at.getTime() > Date.now() ? endpoint.previous_secret_expires_at.toISOString() : null,
-  created_at: endpoint.created_at.toISOString(),
-});
-
-const deliveryRepresentation = (delivery: WebhookDelivery, attempts: WebhookDeliveryAttempt[]) => ({
-  id: delivery.id,
-  event_type: delivery.event_type,
-  video_id: delivery.video_id,
-  state: delivery.state,
-  created_at: delivery.created_at.toISOString(),
-  attempts: attempts.map((attempt) => ({
-    attempt: attempt.attempt,
-    attempted_at: attempt.attempted_at.toISOString(),
-    status_code: attempt.status_code,
-    latency_ms: attempt.latency_ms,
-    response_snippet: attempt.response_snippet,
-    error: attempt.error,
-  })),
-});
 
 const readSecurity = credentialSecurity('videos:read');
 const writeSecurity = credentialSecurity('videos:write');
