@@ -5,7 +5,7 @@ import type { CreditStatement } from '../services/credit.service.ts';
 import type { HostedAudioLink } from '../services/hosted-audio.service.ts';
 import type { VoiceWithSample } from '../services/speech.service.ts';
 import type { VideoLinks } from '../services/video-links.ts';
-import type { CreatedVideo } from '../services/video.service.ts';
+import type { CreatedVideo } from '../services/video-requests.ts';
 import type { TemplateAsset } from '../templates/template-objects.ts';
 
 /** The public URL of a template's song, preview picture or preview clip; null until it exists. */

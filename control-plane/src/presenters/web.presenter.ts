@@ -2,7 +2,7 @@ import type { User, Video } from '../db/schema.ts';
 import { formatAmount, PLAN_INTERVALS, PLAN_TYPES, type LocalPrices } from '../domain/pricing.ts';
 import type { BillingService } from '../services/billing.service.ts';
 import type { VideoLinks } from '../services/video-links.ts';
-import type { CreatedVideo, VideoPage } from '../services/video.service.ts';
+import type { CreatedVideo, VideoPage } from '../services/video-requests.ts';
 import { freeCreditsNow, isSubscribed, nextFreeCreditReset } from '../services/user.service.ts';
 import { apiPresenter } from './api.presenter.ts';
 

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type VideoAspect } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type Charge, type VideoRepository } from '../repositories/video.repository.ts';
+import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
-import { fileUpload, type LocalUpload, type MediaUpload, type ReceivedFile } from '../media/uploads.ts';
+import { fileUpload, type MediaUpload } from '../media/uploads.ts';
 import type { UploadChecks } from './ports/upload-checks.ts';
 import type { VideoTransitions } from './video-transitions.ts';
+import { optionsOf, apiVideoSound, apiVideoPhoto, type CreateVideoInput, type VideoOptions, type ApiVideoRequest, type WebVideoPhoto, type CreatedVideo, type VideoPage, type WebVideoSound, type WebVideoRequest, type WebTemplateVideoRequest, type WebAudioVideoRequest } from './video-requests.ts';
 import type { WebhookService } from './webhook.service.ts';
 import { CREDITS_PER_VIDEO } from '../domain/pricing.ts';
 import type { Listen, NotifiedCache } from './notified-cache.ts';
@@ -18,72 +19,6 @@ import { assertSingable, type HostedAudioService } from './hosted-audio.service.
 import type { ImageService } from './image.service.ts';
 import type { TemplateService } from './template.service.ts';
 import { freeCreditMonth, freeCreditsNow, isSubscribed, nextFreeCreditReset } from './user.service.ts';
-
-
-export type CreateVideoInput = {
-  userId: string;
-  origin: 'api' | 'web';
-  charge: Charge;
-  watermark: boolean;
-  templateId?: number;
-  /** A photo to store, a URL the workflow fetches, or a photo the service holds (copied, so the video keeps it). */
-  image: { upload: MediaUpload } | { url: string } | { key: string };
-  /** An uploaded file, or audio the service holds (copied; `hostedAudioId` names the hosted audio it came from). */
-  audio?: { upload: MediaUpload } | { key: string; hostedAudioId?: string };
-  face?: FaceHints;
-  /** The output shape; square when not given. */
-  aspect?: VideoAspect;
-  /** deadline_seconds of an API create: canceled and refunded unless completed by then. */
-  deadlineSeconds?: number;
-  /** An API create's webhook_url, already vetted (WebhookService.vetVideoWebhookUrl). */
-  webhookUrl?: string;
-};
-
-/** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
-export type VideoOptions = { face?: FaceHints; aspect?: VideoAspect };
-
-/** POST /v1/videos and the create_video tool, as parsed from the wire: exactly one sound and one photo. */
-export type ApiVideoRequest = {
-  template_id?: string | undefined;
-  audio_id?: string | undefined;
-  image_url?: string | undefined;
-  image_id?: string | undefined;
-  face?: FaceHints | undefined;
-  aspect?: VideoAspect | undefined;
-  webhook_url?: string | undefined;
-  deadline_seconds?: number | undefined;
-};
-
-/** What an API video sings: a template song, or audio stored by POST /v1/audio. */
-type ApiVideoSound = { templateId: string } | { audioId: string };
-
-/** The photo of an API video: a URL the render fetches, or a photo checked by POST /v1/images. */
-type ApiVideoPhoto = { url: string } | { imageId: string };
-
-/** The photo of a web video: an uploaded file, or a photo checked by POST /images. */
-export type WebVideoPhoto = { upload: LocalUpload } | { imageId: string };
-
-export type CreatedVideo = { video: Video; creditsRemaining: number };
-
-export type VideoPage = { videos: Video[]; page: number; pageSize: number; total: number };
-
-/** What a web video sings: a template song, an uploaded audio file (MP3) or stored audio (hosted speech). */
-type WebVideoSound = { templateId: number } | { audio: LocalUpload | { key: string; hostedAudioId: string } };
-
-/**
- * What a web create's form holds besides its sound, as the route read it: the photo (an `image` file or the
- * `image_id` of a photo checked by POST /images; the service refuses both or neither) and the face and aspect
- * fields, parsed, or the refusal their parsing earned, which the service raises in its turn (after the template
- * is found), so a request with several faults is refused for the same one as always.
- */
-export type WebVideoRequest = { image?: ReceivedFile; imageId?: string; options: VideoOptions | AppError };
-
-/** POST /create-with-template: the `template_id` field exactly as sent (not blank). */
-export type WebTemplateVideoRequest = WebVideoRequest & { templateId: string };
-
-/** POST /create-with-audio: an uploaded `audio` file or the `audio_url` of the caller's hosted audio. */
-export type WebAudioVideoRequest = WebVideoRequest & { sound: { file: ReceivedFile } | { url: string } };
-
 
 const uuid = z.uuid();
 
@@ -458,31 +393,5 @@ const extensionOf = (key: string) => {
   return dot > key.lastIndexOf('/') ? key.slice(dot) : '';
 };
 
-/** The face and aspect fields of a web create, or the refusal the route found in them. */
-function optionsOf(request: WebVideoRequest): VideoOptions {
-  if (request.options instanceof AppError) throw request.options;
-  return request.options;
-}
-
 const noFreeCredits = (now: Date) =>
   new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);
-
-/** Exactly one of template_id and audio_id. */
-function apiVideoSound(request: ApiVideoRequest): ApiVideoSound {
-  if (request.template_id !== undefined && request.audio_id !== undefined) {
-    throw new AppError('template_or_audio_required', 'Send either template_id or audio_id, not both.');
-  }
-  if (request.template_id !== undefined) return { templateId: request.template_id };
-  if (request.audio_id !== undefined) return { audioId: request.audio_id };
-  throw new AppError('template_or_audio_required', 'The request needs template_id (a song from GET /v1/templates) or audio_id (from POST /v1/audio).');
-}
-
-/** Exactly one of image_url and image_id (a rule JSON Schema cannot carry into the MCP tool's input). */
-function apiVideoPhoto(request: ApiVideoRequest): ApiVideoPhoto {
-  if (request.image_url !== undefined && request.image_id !== undefined) {
-    throw new AppError('invalid_request', 'Send either image_url or image_id, not both.');
-  }
-  if (request.image_url !== undefined) return { url: request.image_url };
-  if (request.image_id !== undefined) return { imageId: request.image_id };
-  throw new AppError('invalid_request', 'The request needs image_url (a public photo URL) or image_id (from POST /v1/images).');
-}

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { FaceHints, VideoAspect } from '@petsing/workflows';
 import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
-import type { VideoOptions, WebVideoRequest } from '../../services/video.service.ts';
+import type { VideoOptions, WebVideoRequest } from '../../services/video-requests.ts';
 import { imageRepresentation } from '../../presenters/api.presenter.ts';
 import { describeZodError } from '../errors.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
