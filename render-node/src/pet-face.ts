@@ -97,15 +97,19 @@ export const scaleFace = (face: PetFace, scale: number): PetFace => mapFace(face
 
 /** The face as fractions of an image of width × height (the contract's FoundFace). */
 export function faceToFractions(face: PetFace, width: number, height: number): FoundFace {
-  const point = ([x, y]: Point) => ({ x: x / width, y: y / height });
+  return faceRecord(face, face.confidence, ([x, y]) => ({ x: x / width, y: y / height }), (head) => ({ left: head.left / width, top: head.top / height, width: head.width / width, height: head.height / height }));
+}
+
+/** The face's fields in the snake_case of the wire (FoundFace, `detect --json`), with its points and head box mapped. */
+export function faceRecord<P, B>(face: PetFace, confidence: number, point: (p: Point) => P, box: (head: PetFace['head']) => B) {
   return {
-    confidence: face.confidence,
-    eyes: [point(face.eyes[0]), point(face.eyes[1])],
+    confidence,
+    eyes: [point(face.eyes[0]), point(face.eyes[1])] as [P, P],
     nose: point(face.nose),
     mouth: point(face.mouth),
-    mouth_corners: face.mouthCorners ? [point(face.mouthCorners[0]), point(face.mouthCorners[1])] : null,
+    mouth_corners: face.mouthCorners ? ([point(face.mouthCorners[0]), point(face.mouthCorners[1])] as [P, P]) : null,
     chin: point(face.chin),
-    head: { left: face.head.left / width, top: face.head.top / height, width: face.head.width / width, height: face.head.height / height },
+    head: box(face.head),
     ...(face.species ? { species: face.species } : {}),
     ...(face.view ? { view: face.view } : {}),
     ...(face.mouthOpen === undefined ? {} : { mouth_open: face.mouthOpen }),

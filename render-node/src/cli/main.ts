@@ -15,7 +15,7 @@ import type { Logger } from '../logger.ts';
 import { decodeImage } from '../image-decoder.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { bundledPetFaceModel, loadPetFaceModel } from '../pet-face-model.ts';
-import { detectInPhoto, DetectionFailure, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
+import { detectInPhoto, DetectionFailure, faceRecord, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
 import { defaultRigThreads } from '../rig-pool.ts';
 import { renderSamplePet } from '../sample-pet.ts';
@@ -353,21 +353,8 @@ async function mouthHint(imagePath: string, [x, y]: Point) {
 const rounded = (p: Point): Point => [Math.round(p[0]), Math.round(p[1])];
 
 /** The face as `detect --json` and `render --json` print it: source pixels, snake_case. */
-function faceJson(face: PetFace) {
-  const h = face.head;
-  return {
-    confidence: Math.round(face.confidence * 100) / 100,
-    eyes: [rounded(face.eyes[0]), rounded(face.eyes[1])],
-    nose: rounded(face.nose),
-    mouth: rounded(face.mouth),
-    mouth_corners: face.mouthCorners ? [rounded(face.mouthCorners[0]), rounded(face.mouthCorners[1])] : null,
-    chin: rounded(face.chin),
-    head: { left: Math.round(h.left), top: Math.round(h.top), width: Math.round(h.width), height: Math.round(h.height) },
-    ...(face.species ? { species: face.species } : {}),
-    ...(face.view ? { view: face.view } : {}),
-    ...(face.mouthOpen === undefined ? {} : { mouth_open: face.mouthOpen }),
-  };
-}
+const faceJson = (face: PetFace) =>
+  faceRecord(face, Math.round(face.confidence * 100) / 100, rounded, (h) => ({ left: Math.round(h.left), top: Math.round(h.top), width: Math.round(h.width), height: Math.round(h.height) }));
 
 async function detectCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
