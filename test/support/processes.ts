@@ -75,9 +75,10 @@ export const PETSING_CLI = join(import.meta.dirname, '..', '..', 'control-plane'
 
 /**
  * The environment of a service process a test starts: this process's own, less the BASE_URL ('/') Vite puts
- * into it, which the service would read as its own base URL.
+ * into it, which the service would read as its own base URL. Its metrics endpoints are off unless `env` names a
+ * port: the default ports are fixed, and test files run side by side (a taken port refuses the start).
  */
 export function serviceProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
-  return { ...inherited, ...env };
+  return { METRICS_PORT: '0', CONTROL_WORKER_METRICS_PORT: '0', RENDER_METRICS_PORT: '0', ...inherited, ...env };
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
-import { installTemporalLogging } from '@petsing/platform/runtime';
+import { installTemporalRuntime } from '@petsing/platform/runtime';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
 import { createLogger, messageFirstLogger, type Logger } from '../../control-plane/src/logging/logger.ts';
 import type { ApiVersionEntry } from '../../control-plane/src/services/api-versions.ts';
@@ -58,7 +58,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   };
   const config = loadControlPlaneConfig(env);
   const logger = options.logger ?? createLogger(config.env.LOG_LEVEL);
-  installTemporalLogging(logger);
+  installTemporalRuntime(logger);
   const context = await openAppContext(config, logger, {
     database,
     ...(options.apiVersions ? { apiVersions: options.apiVersions } : {}),

@@ -85,20 +85,30 @@ worker
   .command('render')
   .description('a render node: the lip-sync model on the GPU task queue (needs no database)')
   .action(async () => {
-    const [{ loadRenderWorkerEnv, startRenderWorker }, { installTemporalLogging, resolveDataDir }, { createLogger, messageFirstLogger }, { Lifecycle }, { keepDataPrivate }] =
-      await Promise.all([
-        import('@petsing/render-node'),
-        import('@petsing/platform/runtime'),
-        import('../logging/logger.ts'),
-        import('../runtime/lifecycle.ts'),
-        import('../runtime/private-files.ts'),
-      ]);
+    const [
+      { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker },
+      { installTemporalRuntime, resolveDataDir },
+      { startProcessMetrics },
+      { createLogger, messageFirstLogger },
+      { Lifecycle },
+      { keepDataPrivate },
+    ] = await Promise.all([
+      import('@petsing/render-node'),
+      import('@petsing/platform/runtime'),
+      import('@petsing/platform/metrics'),
+      import('../logging/logger.ts'),
+      import('../runtime/lifecycle.ts'),
+      import('../runtime/private-files.ts'),
+    ]);
     const env = loadRenderWorkerEnv(process.env);
     await keepDataPrivate(resolveDataDir(env));
     const logger = createLogger(env.LOG_LEVEL, 'petsing-render-node');
-    installTemporalLogging(logger.child({ part: 'temporal' }));
+    // GET /metrics on RENDER_METRICS_PORT; the Temporal SDK's own 100 above it (docs/metrics.md).
+    const processMetrics = await startProcessMetrics({ host: env.METRICS_HOST, port: env.RENDER_METRICS_PORT, setting: 'RENDER_METRICS_PORT', temporalWorkers: true });
     const lifecycle = new Lifecycle(logger);
-    const running = await startRenderWorker(env, messageFirstLogger(logger));
+    if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
+    installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
+    const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
     lifecycle.add('render worker', running.stop);
     lifecycle.exitOnSignals();
     console.log('petsing render node is serving the GPU task queue');

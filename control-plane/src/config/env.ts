@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   booleanFlag,
   ConfigError,
+  metricsPort,
   optionalString,
   parseEnvironment,
   portNumber,
@@ -21,6 +22,10 @@ export { ConfigError };
 const controlPlaneEnvSchema = z.object({
   ...sharedEnvShape,
   HOST: z.string().default('0.0.0.0'),
+  /** GET /metrics of `petsing api` and of the embedded `petsing start` (every part's, one registry), on METRICS_HOST, never on PORT; 0: none. */
+  METRICS_PORT: metricsPort(9464),
+  /** GET /metrics of `petsing worker control`; 0: none. A process running workers serves the Temporal SDK's metrics 100 above its port. */
+  CONTROL_WORKER_METRICS_PORT: metricsPort(9465),
   WS_URL: z.url({ protocol: /^wss?$/ }).optional(),
   SITE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Express "trust proxy": a hop count (e.g. 1 behind one load balancer) or a list of addresses/subnets. */

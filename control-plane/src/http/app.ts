@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
+import { requestMetrics } from './middleware/request-metrics.ts';
 import { devIdentityRoutes, devSignInEnabled, registerDevIdentityPaths } from './routes/dev-identity.routes.ts';
 import { buildOpenApiDocument, documentedMethods } from './openapi.ts';
 import { requestLogging } from './request-logging.ts';
@@ -27,6 +28,7 @@ export function createApp(context: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', context.config.env.TRUST_PROXY);
+  app.use(requestMetrics(context.services.metrics));
   app.use(requestLogging(context.logger));
   // OAuth clients on any origin use discovery, registration and tokens; /mcp has its own list (mcp.routes.ts);
   // everything else follows CORS_ALLOWED_ORIGINS.

@@ -144,7 +144,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     (request) =>
       run('videos:write', async () => {
         await countWrite();
-        const created = represent.createdVideo(await videos.createApiVideo(userId, request));
+        const created = represent.createdVideo(await videos.createApiVideo(userId, request, 'mcp'));
         return {
           ...created,
           next_step: `Call wait_for_video with video_id ${created.id} (renders take about a minute), or get_video about every 10 seconds until status is completed or failed.`,

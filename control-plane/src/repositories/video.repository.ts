@@ -22,6 +22,9 @@ export const CANCELED_CODE = 'canceled';
 
 export type Charge = { kind: 'api_credit' } | { kind: 'free_credit'; month: string } | { kind: 'subscription' };
 
+/** What a failed video's refund gave back: its payment, and the credits returned (none for a subscription, or a free credit of a past month). */
+export type Refund = { payment: Video['payment']; credits: number };
+
 export class VideoRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -151,7 +154,8 @@ export class VideoRepository {
     });
   }
 
-  complete(id: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[] } | undefined> {
+  /** `firstCompletion`: this call completed a video that had never completed (a re-render's completion is not one). */
+  complete(id: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[]; firstCompletion: boolean } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       // A canceled video was refunded: its render's output must not be delivered (the caller deletes it).
@@ -176,17 +180,20 @@ export class VideoRepository {
       const replaced = [before.output_key, before.thumbnail_key].filter(
         (key): key is string => key !== null && key !== output.outputKey && key !== output.thumbnailKey,
       );
-      return { video, replaced };
+      return { video, replaced, firstCompletion: before.completed_at === null };
     });
   }
 
   /**
    * Fails the video and gives back what it cost, exactly once: an API credit as a ledger `refund` (the
    * unique index allows one per video), a free credit through credit_returned_at. A video already
-   * completed or deleted is left alone, and so is a canceled one (its code stays `canceled`).
+   * completed or deleted is left alone, and so is a canceled one (its code stays `canceled`). `failed`: this call
+   * changed its status to failed (a retry finds it failed already); `refund`: what this call gave back.
    */
-  fail(id: string, failure: { code: string; reason: string }): Promise<Video | undefined> {
+  fail(id: string, failure: { code: string; reason: string }): Promise<{ video: Video; failed: boolean; refund: Refund | undefined } | undefined> {
     return this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('videos').select('status').where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!before) return undefined;
       const video = await trx
         .updateTable('videos')
         .set({ status: 'failed', failure_code: failure.code, failure_reason: failure.reason, updated_at: new Date() })
@@ -198,8 +205,9 @@ export class VideoRepository {
         .returningAll()
         .executeTakeFirst();
       if (!video) return undefined;
-      if (await giveBack(trx, video)) await notify(trx, video);
-      return video;
+      const refund = await giveBack(trx, video);
+      if (refund) await notify(trx, video);
+      return { video, failed: before.status !== 'failed', refund };
     });
   }
 
@@ -209,7 +217,7 @@ export class VideoRepository {
    * first wins, and complete() leaves a canceled video alone. A video that ever completed (a re-render
    * runs on a completed one) is not canceled, nor is one already failed; both are answered as they are.
    */
-  cancel(id: string, reason: string): Promise<{ outcome: 'canceled' | 'completed' | 'failed'; video: Video } | undefined> {
+  cancel(id: string, reason: string): Promise<{ outcome: 'canceled' | 'completed' | 'failed'; video: Video; refund?: Refund } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       if (!before) return undefined;
@@ -221,9 +229,9 @@ export class VideoRepository {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await giveBack(trx, video);
+      const refund = await giveBack(trx, video);
       await notify(trx, video);
-      return { outcome: 'canceled' as const, video };
+      return { outcome: 'canceled' as const, video, ...(refund ? { refund } : {}) };
     });
   }
 
@@ -260,9 +268,9 @@ class InsufficientCredits extends Error {}
 
 /**
  * Gives back what a failed video cost, once (credit_returned_at): an API credit as a ledger `refund` (the
- * unique index allows one per video), a free credit to this month's. Returns whether this call gave it back.
+ * unique index allows one per video), a free credit to this month's. Returns what this call gave back, if it did.
  */
-async function giveBack(trx: Transaction<Database>, video: Video): Promise<boolean> {
+async function giveBack(trx: Transaction<Database>, video: Video): Promise<Refund | undefined> {
   const returned = await trx
     .updateTable('videos')
     .set({ credit_returned_at: new Date() })
@@ -270,12 +278,15 @@ async function giveBack(trx: Transaction<Database>, video: Video): Promise<boole
     .where('credit_returned_at', 'is', null)
     .returning('payment')
     .executeTakeFirst();
-  if (returned?.payment === 'api_credit') {
+  if (!returned) return undefined;
+  if (returned.payment === 'api_credit') {
     await trx.insertInto('credit_ledger').values({ user_id: video.user_id, delta: CREDITS_PER_VIDEO, reason: 'refund', video_id: video.id }).execute();
-  } else if (returned?.payment === 'free_credit') {
-    await returnFreeCredit(trx, video.user_id, video.created_at);
+    return { payment: returned.payment, credits: CREDITS_PER_VIDEO };
   }
-  return returned !== undefined;
+  if (returned.payment === 'free_credit') {
+    return { payment: returned.payment, credits: (await returnFreeCredit(trx, video.user_id, video.created_at)) ? FREE_CREDITS_PER_VIDEO : 0 };
+  }
+  return { payment: returned.payment, credits: 0 };
 }
 
 /** Takes a video's free credit from this month's; a new month starts again from FREE_CREDITS_PER_MONTH. Returns what is left. */
@@ -294,15 +305,16 @@ async function consumeFreeCredit(trx: Transaction<Database>, userId: string, mon
   return row?.free_credits;
 }
 
-/** Gives a free credit back, but only within the month it was spent in (a new month has reset anyway). */
-async function returnFreeCredit(trx: Transaction<Database>, userId: string, spentAt: Date): Promise<void> {
+/** Gives a free credit back, but only within the month it was spent in (a new month has reset anyway); answers whether it did. */
+async function returnFreeCredit(trx: Transaction<Database>, userId: string, spentAt: Date): Promise<boolean> {
   const month = `${spentAt.toISOString().slice(0, 7)}-01`;
-  await trx
+  const result = await trx
     .updateTable('users')
     .set({ free_credits: sql<number>`least(free_credits + ${sql.lit(FREE_CREDITS_PER_VIDEO)}, ${sql.lit(FREE_CREDITS_PER_MONTH)})` })
     .where('id', '=', userId)
     .where('free_credits_month', '=', sql<Date>`${month}::date`)
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 async function notify(trx: Transaction<Database>, video: Video): Promise<void> {

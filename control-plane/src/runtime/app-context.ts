@@ -59,10 +59,15 @@ import { WebhookRepository } from '../repositories/webhook.repository.ts';
 import { WebhookService } from '../services/webhook.service.ts';
 import { WebhookSecretBox } from '../services/webhook-signing.ts';
 import { WebhookScheduler } from '../temporal/webhook-scheduler.ts';
+import { TaskQueuePollers } from '../temporal/task-queue-pollers.ts';
+import { HealthRepository } from '../repositories/health.repository.ts';
+import { HealthService } from '../services/health.service.ts';
+import { RenderBacklogSampler } from '../temporal/render-backlog.ts';
 import { apiPresenter } from '../presenters/api.presenter.ts';
 import { AudioRequestService } from '../services/audio-request.service.ts';
 import { VideoLinks } from '../services/video-links.ts';
 import { VideoTransitions } from '../services/video-transitions.ts';
+import { noMetrics, type Metrics } from '../services/ports/metrics.ts';
 
 type Services = ReturnType<typeof createServices>;
 
@@ -89,9 +94,11 @@ export type ServiceDependencies = {
   devIdentityKeys?: DevIdentityKeys;
   /** Finds the media of short-video pages; default yt-dlp. Tests pass one that points at their fixture server. */
   videoPageResolver?: VideoPageResolver;
+  /** What the process counts for Prometheus (docs/metrics.md); default: nothing. */
+  metrics?: Metrics;
 };
 
-export function createServices({ config, database, objectStore, temporalClient, logger, signingSecret, userUrlFetcher, devIdentityKeys, videoPageResolver }: ServiceDependencies) {
+export function createServices({ config, database, objectStore, temporalClient, logger, signingSecret, userUrlFetcher, devIdentityKeys, videoPageResolver, metrics = noMetrics }: ServiceDependencies) {
   const { db } = database;
   const urlFetcher = userUrlFetcher ?? createConfiguredUserUrlFetcher(config.env.DEV_ALLOW_LOCAL_URLS);
   const userRepository = new UserRepository(db);
@@ -127,7 +134,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const credentialCache = new CredentialCache(config.env.CREDENTIAL_CACHE_TTL_SECONDS * 1000);
   const apiKeys = new ApiKeyService(new ApiKeyRepository(db), credentialCache, logger);
   const creditRepository = new CreditRepository(db);
-  const credits = new CreditService(creditRepository);
+  const credits = new CreditService(creditRepository, metrics);
   const templateRepository = new TemplateRepository(db);
   const audioPreparer = new AudioPreparer(objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
@@ -154,8 +161,9 @@ export function createServices({ config, database, objectStore, temporalClient, 
     represent: apiPresenter({ baseUrl: config.baseUrl, links: videoLinks }).video,
     settings: { retryDelaysSeconds: config.env.WEBHOOK_RETRY_SCHEDULE_SECONDS, disableAfterSeconds: config.env.WEBHOOK_DISABLE_AFTER_SECONDS },
     logger,
+    metrics,
   });
-  const transitions = new VideoTransitions(videoRepository, webhooks);
+  const transitions = new VideoTransitions(videoRepository, webhooks, metrics);
   const reconciler = new VideoReconciler(videoRepository, transitions, scheduler, logger);
   const videos = new VideoService({
     videos: videoRepository,
@@ -170,6 +178,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     uploads: { assertDecodableImage, normalizeAudio: normalizeAudioUpload },
     recent: new NotifiedCache(config.env.VIDEO_CACHE_TTL_SECONDS * 1000),
     webhookUrls: webhooks,
+    metrics,
   });
   const sweeper = new OrphanSweeper(objectStore, videoRepository, removeAbandonedUploadFolders, {
     intervalSeconds: config.env.SWEEP_INTERVAL_SECONDS,
@@ -181,6 +190,8 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const rateLimiter = new RateLimiter(
     config.env.REDIS_URL ? new FallbackRateLimitStore(new RedisRateLimitStore(config.env.REDIS_URL), databaseRateLimits, logger) : databaseRateLimits,
     ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
+    Date.now,
+    metrics,
   );
   const idempotency = new IdempotencyService(new IdempotencyRepository(db));
   const billing = new BillingService({
@@ -190,6 +201,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     gateway: config.stripe ? new StripeGateway(config.stripe, logger) : undefined,
     settings: { siteUrl: config.siteUrl, statusTimeoutMs: config.env.STRIPE_STATUS_TIMEOUT_MS },
     logger,
+    metrics,
   });
   const renders = new VideoRenderService({
     videos: videoRepository,
@@ -200,8 +212,11 @@ export function createServices({ config, database, objectStore, temporalClient, 
     imageUrls,
     logger,
     onCompleted: (video) => email.videoReady(video),
+    metrics,
   });
   const audioRequests = new AudioRequestService(speech, soundtracks);
-  return { audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
+  const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
+  const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
+  return { health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
 }
 

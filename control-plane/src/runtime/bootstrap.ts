@@ -9,6 +9,7 @@ import type { VideoPageResolver } from '../media/social/video-page-resolver.ts';
 import { connectTemporalClient, loadSigningSecret, objectStoreConfig } from '@petsing/platform/runtime';
 import { createServices, type AppContext } from './app-context.ts';
 import { loadDevIdentityKeys } from '../services/dev-identity.ts';
+import type { Metrics } from '../services/ports/metrics.ts';
 
 async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle> {
   return config.env.DATABASE_URL
@@ -20,7 +21,7 @@ async function openDatabase(config: ControlPlaneConfig): Promise<DatabaseHandle>
 export async function openAppContext(
   config: ControlPlaneConfig,
   logger: Logger,
-  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher; videoPageResolver?: VideoPageResolver; apiVersions?: readonly ApiVersionEntry[] } = {},
+  options: { database?: DatabaseHandle; temporalClient?: Client; userUrlFetcher?: UserUrlFetcher; videoPageResolver?: VideoPageResolver; apiVersions?: readonly ApiVersionEntry[]; metrics?: Metrics } = {},
 ): Promise<AppContext & { close(): Promise<void> }> {
   const database = options.database ?? (await openDatabase(config));
   const closeDatabase = options.database ? async () => {} : () => database.close();
@@ -39,6 +40,7 @@ export async function openAppContext(
       ...(config.externalIdentityProvider ? {} : { devIdentityKeys: await loadDevIdentityKeys(config.dataDir) }),
       ...(options.userUrlFetcher ? { userUrlFetcher: options.userUrlFetcher } : {}),
       ...(options.videoPageResolver ? { videoPageResolver: options.videoPageResolver } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
       temporalClient: options.temporalClient ? async () => options.temporalClient! : temporal!.client,
     });
     return {

@@ -1,6 +1,8 @@
-import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
-import { installTemporalLogging } from '@petsing/platform/runtime';
+import { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker } from '@petsing/render-node';
+import { startProcessMetrics } from '@petsing/platform/metrics';
+import { installTemporalRuntime } from '@petsing/platform/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
+import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
 import { messageFirstLogger, type Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
 import { assertDevServerPortsFree, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
@@ -23,8 +25,15 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   const embeddedTemporal = config.embedded.temporal && parts.api && parts.controlWorker;
   // Before anything starts: a taken dev-server port must stop the start, not attach the workers to another server.
   if (embeddedTemporal) await assertDevServerPortsFree(config);
+  // One metrics endpoint per process (docs/metrics.md): the API's port when it runs the API (the embedded
+  // service's parts all count into it), else the control worker's; the Temporal SDK's own 100 above it.
+  const { env } = config;
+  const endpoint = parts.api ? { port: env.METRICS_PORT, setting: 'METRICS_PORT' } : parts.controlWorker ? { port: env.CONTROL_WORKER_METRICS_PORT, setting: 'CONTROL_WORKER_METRICS_PORT' } : undefined;
+  const processMetrics = endpoint && (await startProcessMetrics({ host: env.METRICS_HOST, ...endpoint, temporalWorkers: parts.controlWorker || parts.renderWorker }));
   const lifecycle = new Lifecycle(logger);
-  installTemporalLogging(logger.child({ part: 'temporal' }));
+  if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
+  installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
+  const metrics = processMetrics && prometheusMetrics(processMetrics.registry);
   try {
     if (config.env.DEV_ALLOW_LOCAL_URLS) {
       logger.warn(
@@ -32,7 +41,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
           + 'addresses of this machine and its network. For development only; never set it on a server others can reach.',
       );
     }
-    const context = await openAppContext(config, logger);
+    const context = await openAppContext(config, logger, metrics ? { metrics } : {});
     lifecycle.add('database', context.close);
     if (context.database.kind === 'pglite') {
       // PGlite unpacks its first database with the modes of its virtual file system (0666): tighten them.
@@ -56,6 +65,10 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       const { images, hostedAudio } = context.services;
       const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, logger);
       lifecycle.add('expired media sweep', mediaSweep.stop);
+      if (metrics) {
+        const backlog = context.services.renderBacklog.start();
+        lifecycle.add('render backlog sampling', backlog.stop);
+      }
     }
     if (parts.api || parts.controlWorker) {
       const sweep = context.services.sweeper.start({ uploads: parts.api, objects: parts.controlWorker });
@@ -68,7 +81,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
         .catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start'));
     }
     if (parts.renderWorker) {
-      const worker = await startRenderWorker(loadRenderWorkerEnv(process.env), messageFirstLogger(logger.child({ part: 'render-node' })));
+      const worker = await startRenderWorker(
+        loadRenderWorkerEnv(process.env),
+        messageFirstLogger(logger.child({ part: 'render-node' })),
+        processMetrics && prometheusRenderNodeMetrics(processMetrics.registry),
+      );
       lifecycle.add('render worker', worker.stop);
     }
     if (parts.api) {

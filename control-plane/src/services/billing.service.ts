@@ -7,6 +7,7 @@ import type { CheckoutLineItem, CompletedCheckout, PaymentEvent, PaymentGateway,
 import type { PaymentRepository, PaymentUnit } from '../repositories/payment.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
+import { noMetrics, type Metrics } from './ports/metrics.ts';
 import { CREDIT_PACK_CURRENCY, CREDIT_PACK_KEYS, CREDIT_PACKS, CREDITS_PER_VIDEO, PLAN_TYPES, pricesForCountry, type LocalPrices } from '../domain/pricing.ts';
 import { isSubscribed } from './user.service.ts';
 
@@ -33,6 +34,7 @@ export class BillingService {
   private readonly gateway: PaymentGateway | undefined;
   private readonly settings: { siteUrl: string; statusTimeoutMs: number };
   private readonly logger: Logger;
+  private readonly metrics: Metrics;
 
   constructor(dependencies: {
     payments: PaymentRepository;
@@ -41,8 +43,11 @@ export class BillingService {
     gateway: PaymentGateway | undefined;
     settings: { siteUrl: string; statusTimeoutMs: number };
     logger: Logger;
+    /** Counts the credits of paid credit packs; default: nothing. */
+    metrics?: Metrics;
   }) {
     ({ payments: this.payments, videos: this.videos, scheduler: this.scheduler, gateway: this.gateway, settings: this.settings, logger: this.logger } = dependencies);
+    this.metrics = dependencies.metrics ?? noMetrics;
   }
 
   /** GET /subscription/pricing: the prices a checkout from this country charges (its currency's, USD when unknown). */
@@ -169,7 +174,12 @@ export class BillingService {
    */
   async handleWebhook(rawBody: Buffer, signature: string | undefined): Promise<{ duplicate: boolean }> {
     const event = this.requireGateway().parseWebhook(rawBody, signature);
-    const outcome = await this.payments.processEventOnce(event, (unit) => this.apply(unit, event));
+    let creditsBought = 0;
+    const outcome = await this.payments.processEventOnce(event, async (unit) => {
+      creditsBought = await this.apply(unit, event);
+    });
+    // Counted once the transaction that added them has committed.
+    if (creditsBought > 0) this.metrics.creditsGranted('purchase', creditsBought);
     // Credit packs were fulfilled inside the transaction; a watermark removal's re-render starts now.
     if (event.kind === 'checkout_completed' && event.checkout.mode === 'payment' && event.checkout.paid && event.checkout.metadata.purpose === 'watermark_removal') {
       const purchase = await this.payments.findPurchaseBySession(event.checkout.sessionId);
@@ -178,54 +188,59 @@ export class BillingService {
     return { duplicate: outcome.duplicate };
   }
 
-  private async apply(unit: PaymentUnit, event: PaymentEvent): Promise<void> {
+  /** Applies the event; answers the API credits it added (a paid credit pack), else 0. */
+  private async apply(unit: PaymentUnit, event: PaymentEvent): Promise<number> {
     switch (event.kind) {
       case 'subscription_changed':
         await this.applySubscription(unit, event.subscription, event.createdAt);
-        return;
+        return 0;
       case 'checkout_completed':
         return this.applyCheckout(unit, event.checkout, event.createdAt);
       case 'checkout_expired':
-        return unit.markExpired(event.sessionId);
+        await unit.markExpired(event.sessionId);
+        return 0;
       case 'invoice_payment_failed':
-        return this.applyPaymentFailure(unit, event.subscriptionId, event.customerId, event.createdAt);
+        await this.applyPaymentFailure(unit, event.subscriptionId, event.customerId, event.createdAt);
+        return 0;
       case 'other':
-        return;
+        return 0;
     }
   }
 
-  private async applyCheckout(unit: PaymentUnit, checkout: CompletedCheckout, asOf: Date): Promise<void> {
+  private async applyCheckout(unit: PaymentUnit, checkout: CompletedCheckout, asOf: Date): Promise<number> {
     const { metadata } = checkout;
     const purpose = metadata.purpose as Purpose | undefined;
     if (checkout.mode === 'subscription') {
-      if (!checkout.subscriptionId) return;
+      if (!checkout.subscriptionId) return 0;
       const plan = PLAN_TYPES.find((type) => type === metadata.plan) ?? null;
       const status: SubscriptionStatus = checkout.paid ? 'active' : 'incomplete';
       await this.applySubscription(unit, { id: checkout.subscriptionId, customerId: checkout.customerId, userId: metadata.user_id ?? null, status, plan }, asOf);
-      return;
+      return 0;
     }
     // Async payment methods complete unpaid; checkout.session.async_payment_succeeded brings the money.
-    if (!checkout.paid || (purpose !== 'watermark_removal' && purpose !== 'credit_pack')) return;
+    if (!checkout.paid || (purpose !== 'watermark_removal' && purpose !== 'credit_pack')) return 0;
     const user = await unit.lockUser({ customerId: checkout.customerId, userId: metadata.user_id ?? null });
     if (!user) {
       this.logger.warn({ sessionId: checkout.sessionId }, 'paid checkout session of an unknown customer; ignored');
-      return;
+      return 0;
     }
     const paidFor = { checkout_session_id: checkout.sessionId, user_id: user.id, amount: checkout.amount ?? 0, currency: (checkout.currency ?? 'usd').toLowerCase() };
     if (purpose === 'watermark_removal') {
       const videoId = metadata.video_id && uuid.safeParse(metadata.video_id).success && (await unit.videoExists(metadata.video_id)) ? metadata.video_id : null;
       await unit.ensurePurchase({ ...paidFor, kind: 'watermark_removal', video_id: videoId });
       await unit.markPaid(checkout.sessionId);
-      return;
+      return 0;
     }
     const pack = CREDIT_PACK_KEYS.find((key) => key === metadata.pack);
     if (!pack) {
       this.logger.error({ sessionId: checkout.sessionId, pack: metadata.pack }, 'paid credit pack checkout names no known pack');
-      return;
+      return 0;
     }
     await unit.ensurePurchase({ ...paidFor, kind: 'credit_pack', pack, credits: CREDIT_PACKS[pack].credits });
     const purchase = await unit.markPaid(checkout.sessionId);
-    if (purchase?.credits) await unit.creditPack({ ...purchase, credits: purchase.credits });
+    if (!purchase?.credits) return 0;
+    await unit.creditPack({ ...purchase, credits: purchase.credits });
+    return purchase.credits;
   }
 
   /** Applies the change unless it is stale; answers the user as it stands afterwards (undefined: unknown customer). */

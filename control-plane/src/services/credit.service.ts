@@ -3,6 +3,7 @@ import { hasSqlState, sqlState } from '../db/errors.ts';
 import type { LedgerEntry } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { CreditRepository } from '../repositories/credit.repository.ts';
+import { noMetrics, type Metrics } from './ports/metrics.ts';
 
 const grantAmount = z.number().int().min(1).max(1_000_000);
 
@@ -13,7 +14,10 @@ const STATEMENT_ENTRIES = 20;
 export type CreditStatement = { balance: number; recent: LedgerEntry[] };
 
 export class CreditService {
-  constructor(private readonly credits: CreditRepository) {}
+  constructor(
+    private readonly credits: CreditRepository,
+    private readonly metrics: Metrics = noMetrics,
+  ) {}
 
   async grant(userId: string, amount: number, idempotencyKey?: string): Promise<{ entry: LedgerEntry; balance: number }> {
     const parsed = grantAmount.safeParse(amount);
@@ -22,6 +26,7 @@ export class CreditService {
     }
     try {
       const entry = await this.credits.append({ userId, delta: parsed.data, reason: 'grant', idempotencyKey: idempotencyKey ?? null });
+      this.metrics.creditsGranted('grant', parsed.data);
       return { entry, balance: await this.credits.balance(userId) };
     } catch (error) {
       if (hasSqlState(error, sqlState.uniqueViolation)) {

@@ -1,6 +1,7 @@
 import { createClient } from 'redis';
 import type { Logger } from '../logging/logger.ts';
 import type { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
+import { noMetrics, type Metrics } from './ports/metrics.ts';
 
 export type RatePolicy = { name: 'read' | 'write' | 'media'; limit: number; windowSeconds: number };
 
@@ -148,6 +149,8 @@ export class RateLimiter {
     private readonly store: RateLimitStore,
     readonly policies: RatePolicies,
     private readonly now: () => number = Date.now,
+    /** Counts refusals by policy. */
+    private readonly metrics: Metrics = noMetrics,
   ) {}
 
   close(): Promise<void> {
@@ -159,6 +162,7 @@ export class RateLimiter {
     const now = this.now();
     const windowStart = Math.floor(now / windowMs) * windowMs;
     const hits = await this.store.hit(`${policy.name}:${subject}`, new Date(windowStart), windowMs);
+    if (hits > policy.limit) this.metrics.rateLimited(policy.name);
     return {
       allowed: hits <= policy.limit,
       limit: policy.limit,

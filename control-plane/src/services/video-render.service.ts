@@ -9,6 +9,7 @@ import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { VideoTransitions } from './video-transitions.ts';
+import { noMetrics, type Metrics } from './ports/metrics.ts';
 
 /** A video the pipeline cannot render, ever: no retry will help. */
 export class PermanentRenderFailure extends Error {
@@ -48,6 +49,7 @@ export class VideoRenderService {
   private readonly imageUrls: ImageUrlStore;
   private readonly logger: Logger;
   private readonly onCompleted: VideoCompletedListener;
+  private readonly metrics: Metrics;
 
   constructor(dependencies: {
     videos: VideoRepository;
@@ -58,9 +60,12 @@ export class VideoRenderService {
     imageUrls: ImageUrlStore;
     logger: Logger;
     onCompleted?: VideoCompletedListener;
+    /** Times the audio preparation of renders; default: nothing. */
+    metrics?: Metrics;
   }) {
     ({ videos: this.videos, transitions: this.transitions, templates: this.templates, objects: this.objects, audio: this.audio, imageUrls: this.imageUrls, logger: this.logger } = dependencies);
     this.onCompleted = dependencies.onCompleted ?? (async () => {});
+    this.metrics = dependencies.metrics ?? noMetrics;
   }
 
   /** The plan first: a video that cannot be rendered fails without having been announced as processing. */
@@ -83,7 +88,9 @@ export class VideoRenderService {
   }
 
   async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
+    const started = performance.now();
     const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal);
+    this.metrics.audioPrepared((performance.now() - started) / 1000);
     return { audioKey: targetKey, durationSeconds };
   }
 

@@ -3,6 +3,7 @@ import type { Video } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { LocalUpload, MediaUpload, ReceivedFile } from '../media/uploads.ts';
 import type { Charge } from '../repositories/video.repository.ts';
+import type { VideoSurface } from './ports/metrics.ts';
 
 // What a create asks of VideoService from each surface, and the rules that read a request (exactly one sound and
 // one photo; the face and aspect fields as the route parsed them).
@@ -10,6 +11,8 @@ import type { Charge } from '../repositories/video.repository.ts';
 export type CreateVideoInput = {
   userId: string;
   origin: 'api' | 'web';
+  /** The surface that asked, for the metrics: an `api` video comes from /v1 or from MCP; unset, its origin. */
+  surface?: VideoSurface;
   charge: Charge;
   watermark: boolean;
   templateId?: number;

@@ -13,7 +13,8 @@ import type { UploadChecks } from './ports/upload-checks.ts';
 import type { VideoTransitions } from './video-transitions.ts';
 import { optionsOf, apiVideoSound, apiVideoPhoto, type CreateVideoInput, type VideoOptions, type ApiVideoRequest, type WebVideoPhoto, type CreatedVideo, type VideoPage, type WebVideoSound, type WebVideoRequest, type WebTemplateVideoRequest, type WebAudioVideoRequest } from './video-requests.ts';
 import type { WebhookService } from './webhook.service.ts';
-import { CREDITS_PER_VIDEO } from '../domain/pricing.ts';
+import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
+import { noMetrics, type Metrics, type VideoSurface } from './ports/metrics.ts';
 import type { Listen, NotifiedCache } from './notified-cache.ts';
 import { assertSingable, type HostedAudioService } from './hosted-audio.service.ts';
 import type { ImageService } from './image.service.ts';
@@ -35,6 +36,7 @@ export class VideoService {
   private readonly uploads: UploadChecks;
   private readonly recent: NotifiedCache<Video>;
   private readonly webhookUrls: Pick<WebhookService, 'vetVideoWebhookUrl'>;
+  private readonly metrics: Metrics;
 
   constructor(dependencies: {
     videos: VideoRepository;
@@ -51,11 +53,14 @@ export class VideoService {
     recent: NotifiedCache<Video>;
     /** Vets an API create's webhook_url before anything is paid. */
     webhookUrls: Pick<WebhookService, 'vetVideoWebhookUrl'>;
+    /** Counts creates, the credits they spend and the poll path's cache hits; default: nothing. */
+    metrics?: Metrics;
   }) {
     ({
       videos: this.videos, transitions: this.transitions, objects: this.objects, scheduler: this.scheduler, logger: this.logger, templates: this.templates,
       imageUrls: this.imageUrls, images: this.images, hostedAudio: this.hostedAudio, uploads: this.uploads, recent: this.recent, webhookUrls: this.webhookUrls,
     } = dependencies);
+    this.metrics = dependencies.metrics ?? noMetrics;
   }
 
   /** Forgets videos changed anywhere (any replica, worker or SQL) as the database announces them. */
@@ -64,11 +69,11 @@ export class VideoService {
   }
 
   /**
-   * POST /v1/videos and the create_video tool: an API video from a template song or the caller's audio (POST
-   * /v1/audio) and a photo, paid with one credit. The sound is found first; then the photo: a checked photo or a
-   * photo URL without a pet face is refused before any charge unless the person points at the mouth.
+   * POST /v1/videos and the create_video tool (`surface` says which): an API video from a template song or the
+   * caller's audio (POST /v1/audio) and a photo, paid with one credit. The sound is found first; then the photo: a
+   * checked photo or a photo URL without a pet face is refused before any charge unless the person points at the mouth.
    */
-  async createApiVideo(userId: string, request: ApiVideoRequest): Promise<CreatedVideo> {
+  async createApiVideo(userId: string, request: ApiVideoRequest, surface: Extract<VideoSurface, 'api' | 'mcp'>): Promise<CreatedVideo> {
     if (request.webhook_url) await this.webhookUrls.vetVideoWebhookUrl(userId, request.webhook_url);
     const input = { sound: apiVideoSound(request), photo: apiVideoPhoto(request), face: request.face, aspect: request.aspect };
     const sound = 'templateId' in input.sound
@@ -80,6 +85,7 @@ export class VideoService {
     const created = await this.create({
       userId,
       origin: 'api',
+      surface,
       charge: { kind: 'api_credit' },
       watermark: false,
       ...sound,
@@ -164,6 +170,9 @@ export class VideoService {
         await this.objects.deletePrefix(prefix);
         return undefined;
       }
+      this.metrics.videoCreated(input.surface ?? input.origin);
+      if (input.charge.kind === 'api_credit') this.metrics.creditsSpent('api_credit', CREDITS_PER_VIDEO);
+      if (input.charge.kind === 'free_credit') this.metrics.creditsSpent('free_credit', FREE_CREDITS_PER_VIDEO);
       await this.queue(created.video, input.deadlineSeconds);
       return created;
     } catch (error) {
@@ -179,6 +188,7 @@ export class VideoService {
    */
   async get(userId: string, videoId: string): Promise<Video | undefined> {
     const known = this.recent.get(videoId);
+    this.metrics.pollCache(known ? 'hit' : 'miss');
     if (known) return known.user_id === userId ? known : undefined;
     const mark = this.recent.mark();
     const video = await this.getLatest(userId, videoId);
@@ -275,6 +285,7 @@ export class VideoService {
     const created = await this.create({
       userId: user.id,
       origin: 'web',
+      surface: 'web',
       charge: subscribed ? { kind: 'subscription' } : { kind: 'free_credit', month: freeCreditMonth(now) },
       watermark: !subscribed,
       ...('templateId' in sound ? { templateId: sound.templateId } : {}),

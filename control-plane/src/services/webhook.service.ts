@@ -8,6 +8,7 @@ import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
 import type { NewWebhookDelivery, WebhookRepository } from '../repositories/webhook.repository.ts';
 import type { WebhookScheduling } from './ports/webhook-scheduling.ts';
+import { noMetrics, type Metrics } from './ports/metrics.ts';
 import type { EmailService } from './email.service.ts';
 import type { VideoEvents } from './video-transitions.ts';
 import { newWebhookSecret, signatureHeader, type WebhookSecretBox } from './webhook-signing.ts';
@@ -53,6 +54,7 @@ export class WebhookService implements VideoEvents {
   private readonly represent: VideoRepresenter;
   private readonly settings: WebhookSettings;
   private readonly logger: Logger;
+  private readonly metrics: Metrics;
 
   constructor(dependencies: {
     webhooks: WebhookRepository;
@@ -64,11 +66,14 @@ export class WebhookService implements VideoEvents {
     represent: VideoRepresenter;
     settings: WebhookSettings;
     logger: Logger;
+    /** Counts each attempt's outcome; default: nothing. */
+    metrics?: Metrics;
   }) {
     ({
       webhooks: this.webhooks, videos: this.videos, fetcher: this.fetcher, secrets: this.secrets, scheduler: this.scheduler,
       email: this.email, represent: this.represent, settings: this.settings, logger: this.logger,
     } = dependencies);
+    this.metrics = dependencies.metrics ?? noMetrics;
   }
 
   async register(userId: string, request: { url: string; events: WebhookEventType[] }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
@@ -206,8 +211,14 @@ export class WebhookService implements VideoEvents {
    */
   async attempt(deliveryId: string, attempt: number, last: boolean): Promise<WebhookAttemptOutcome> {
     const delivery = await this.webhooks.findDelivery(deliveryId);
-    if (!delivery) return 'abandoned';
-    if (delivery.state === 'delivered' && delivery.attempts >= attempt) return 'delivered';
+    // A retried activity whose attempt was delivered already: answered again, counted once.
+    if (delivery?.state === 'delivered' && delivery.attempts >= attempt) return 'delivered';
+    const outcome = delivery ? await this.send(delivery, attempt, last) : 'abandoned';
+    this.metrics.webhookDelivered(outcome);
+    return outcome;
+  }
+
+  private async send(delivery: WebhookDelivery, attempt: number, last: boolean): Promise<WebhookAttemptOutcome> {
     const target = await this.targetOf(delivery);
     if (!target) {
       await this.webhooks.recordAttempt({ delivery_id: delivery.id, attempt, status_code: null, latency_ms: 0, response_snippet: null, error: 'The endpoint is disabled or gone; nothing was sent.' }, 'failed');

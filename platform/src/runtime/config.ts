@@ -22,11 +22,34 @@ export const booleanFlag = (fallback: boolean) =>
 
 export const portNumber = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 
+/** The Temporal SDK's own metrics (temporal_*) of a worker process listen this far above its metrics port. */
+export const TEMPORAL_METRICS_PORT_OFFSET = 100;
+
+/** `host:port` as a socket address (an IPv6 host in brackets). */
+export const socketAddress = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
+/**
+ * A process's metrics port (docs/metrics.md): `0` turns its metrics endpoints off. A worker's Temporal SDK
+ * metrics listen 100 above it, so it stays below 65 436.
+ */
+export const metricsPort = (fallback: number) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' && value.trim() === '' ? undefined : value),
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(65_535 - TEMPORAL_METRICS_PORT_OFFSET, `at most ${65_535 - TEMPORAL_METRICS_PORT_OFFSET} (the Temporal SDK's metrics listen ${TEMPORAL_METRICS_PORT_OFFSET} above it), or 0 for none`)
+      .default(fallback),
+  );
+
 export const sharedEnvShape = {
   PORT: portNumber(8080),
   BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Interface of the metrics endpoints (each process's own port): loopback unless a scraper must reach them (0.0.0.0 in containers). */
+  METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
 
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

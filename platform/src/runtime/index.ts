@@ -1,4 +1,4 @@
 export * from './config.ts';
 export * from './temporal-connection.ts';
-export * from './temporal-logging.ts';
+export * from './temporal-runtime.ts';
 export * from './run-worker.ts';

@@ -9,10 +9,11 @@ import type { ObjectStore } from '@petsing/platform/storage';
 import { withScratchDirectory } from '@petsing/platform/tools';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
-import type { Logger } from '../logger.ts';
+import { withFields, type Logger } from '../logger.ts';
 import { defaultFit } from '../framing.ts';
 import { detectInPhoto, faceToFractions, type FaceDetector } from '../pet-face.ts';
 import { renderVideo } from '../render-pipeline.ts';
+import type { RenderDevice, RenderNodeMetrics } from './render-metrics.ts';
 
 /** How often a render heartbeats even when no frame finished (decoding, uploading). */
 const HEARTBEAT_INTERVAL_MS = 5_000;
@@ -33,6 +34,9 @@ export type RenderActivityDependencies = {
   signalProgress(workflowId: string, percent: number): Promise<void>;
   /** The face detector: the bundled pet-face model, or a custom one (RENDER_DETECTOR_MODEL_PATH). Loaded once per process. */
   detector: FaceDetector;
+  metrics: RenderNodeMetrics;
+  /** Where frames are drawn (the lip-sync model's provider; the face rig draws on the CPU) and where photos are checked. */
+  devices: { render: RenderDevice; detect: RenderDevice };
 };
 
 /**
@@ -58,6 +62,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         await download(deps.objects, input.audioKey, audioPath);
         const mouthTrack = input.mouthTrackKey ? await readMouthTrack(deps.objects, input.mouthTrackKey) : undefined;
 
+        const renderStarted = performance.now();
         const result = await renderVideo({
           ...(deps.model ? { model: deps.model } : {}),
           imagePath,
@@ -72,7 +77,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           ...(deps.rigThreads === undefined ? {} : { rigThreads: deps.rigThreads }),
           fps: deps.fps,
           signal: context.cancellationSignal,
-          logger: deps.logger,
+          // Every line of the render ("render finished" included) names the video and its workflow.
+          logger: withFields(deps.logger, { videoId: input.jobId, workflowId: input.workflowId }),
           detector: deps.detector,
           onProgress: (percent) => {
             progress = Math.floor(percent);
@@ -80,14 +86,23 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
             if (progress >= signalled + PROGRESS_SIGNAL_STEP) {
               signalled = progress;
               deps.signalProgress(input.workflowId, progress).catch((error: unknown) => {
-                deps.logger.warn('could not signal render progress', { jobId: input.jobId, error: String(error) });
+                deps.logger.warn('could not signal render progress', { videoId: input.jobId, workflowId: input.workflowId, error: String(error) });
               });
             }
           },
         });
 
+        const renderSeconds = (performance.now() - renderStarted) / 1000;
+        const uploadStarted = performance.now();
         await deps.objects.put(input.outputKey, createReadStream(outputPath), { contentType: 'video/mp4' });
         await deps.objects.put(input.thumbnailKey, createReadStream(thumbnailPath), { contentType: 'image/jpeg' });
+        // The render's time splits into waiting on ffmpeg (encode) and everything else up to the last frame (frames:
+        // decoding, finding the face, drawing); docs/metrics.md.
+        const encodeSeconds = result.stageTimings.encode / 1000;
+        deps.metrics.stage('frames', deps.devices.render, Math.max(0, renderSeconds - encodeSeconds));
+        deps.metrics.stage('encode', deps.devices.render, encodeSeconds);
+        deps.metrics.stage('upload', deps.devices.render, (performance.now() - uploadStarted) / 1000);
+        if (renderSeconds > 0) deps.metrics.rendered(deps.devices.render, result.frames / renderSeconds);
         return {
           outputKey: input.outputKey,
           thumbnailKey: input.thumbnailKey,
@@ -107,9 +122,11 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
     async detectFace(input: DetectFaceInput): Promise<DetectFaceResult> {
       return withScratchDirectory('petsing-detect', async (directory) => {
         try {
+          const started = performance.now();
           const imagePath = join(directory, 'image');
           await download(deps.objects, input.imageKey, imagePath);
           const { width, height, face } = await detectInPhoto(imagePath, deps.detector);
+          deps.metrics.stage('photo_check', deps.devices.detect, (performance.now() - started) / 1000);
           return { width, height, face: face ? { ...faceToFractions(face, width, height), framing: defaultFit(width, height, face) } : null };
         } catch (error) {
           throw toActivityFailure(error);

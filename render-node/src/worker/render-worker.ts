@@ -10,6 +10,7 @@ import {
   connectTemporalClient,
   connectTemporalWorker,
   loadSigningSecret,
+  metricsPort,
   objectStoreConfig,
   parseEnvironment,
   resolveDataDir,
@@ -24,6 +25,7 @@ import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { loadPetFaceModel } from '../pet-face-model.ts';
 import type { Logger } from '../logger.ts';
 import { createRenderActivities } from './render-activities.ts';
+import { deviceOf, noRenderNodeMetrics, type RenderNodeMetrics } from './render-metrics.ts';
 
 /** A render node's whole environment: Temporal, object storage and the model settings. No database. */
 export const renderWorkerEnvSchema = z.object({
@@ -32,6 +34,8 @@ export const renderWorkerEnvSchema = z.object({
   RENDER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(1),
   /** Photo checks at once, on their own queue beside the renders (each takes well under a second). */
   RENDER_DETECT_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  /** GET /metrics of `petsing worker render` (on METRICS_HOST; the Temporal SDK's 100 above); 0: none. The embedded service serves its render worker's on METRICS_PORT. */
+  RENDER_METRICS_PORT: metricsPort(9466),
 });
 export type RenderWorkerEnv = z.infer<typeof renderWorkerEnvSchema>;
 
@@ -49,7 +53,7 @@ export type RunningRenderWorker = { stop(): Promise<void> };
  * configured (so it never takes a job it cannot run), then serves the GPU task queue and the photo-check
  * queue until stopped.
  */
-export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): Promise<RunningRenderWorker> {
+export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, metrics: RenderNodeMetrics = noRenderNodeMetrics): Promise<RunningRenderWorker> {
   const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
   const modelPath = await resolveModelPath(env, objects);
   const model = modelPath
@@ -62,9 +66,11 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
       })
     : undefined;
   logger.info('renderer ready', model ? { renderer: 'model', source: model.source, provider: model.provider, faceSize: model.faceSize } : { renderer: 'face-rig' });
-  const detector = env.RENDER_DETECTOR_MODEL_PATH
-    ? await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH)
+  const petFaceModel = env.RENDER_DETECTOR_MODEL_PATH
+    ? undefined
     : await loadPetFaceModel({ provider: env.RENDER_EXECUTION_PROVIDER, cudaFallback: env.RENDER_CUDA_FALLBACK, logger });
+  // A custom detector (RENDER_DETECTOR_MODEL_PATH) runs on the CPU.
+  const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!));
 
   const temporal = await connectTemporalClient(env);
   const signalsInFlight = new Set<Promise<void>>();
@@ -77,6 +83,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger): P
     fps: env.RENDER_FPS,
     logger,
     detector,
+    metrics,
+    devices: { render: deviceOf(model?.provider), detect: deviceOf(petFaceModel?.provider) },
     signalProgress: (workflowId, percent) => {
       const sent = temporal.client.connection.withDeadline(Date.now() + PROGRESS_SIGNAL_DEADLINE_MS, () =>
         temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),

@@ -73,7 +73,7 @@ export function publicApiRoutes(context: AppContext): Router {
     const { userId } = credentialOf(res);
     const request = parseBody(CreateApiVideoRequest, req, { face: FACE_HINT, aspect: ASPECT_HINT });
     // A replayed Idempotency-Key answers what the first request answered, so the presented body is what is kept.
-    const create = async () => ({ status: 202, body: present.createdVideo(await videos.createApiVideo(userId, request)) });
+    const create = async () => ({ status: 202, body: present.createdVideo(await videos.createApiVideo(userId, request, 'api')) });
     const key = req.get('Idempotency-Key');
     const result = key ? await idempotency.run(userId, key, IdempotencyService.fingerprint(request), create) : { ...(await create()), replayed: false };
     if (result.replayed) res.set('Idempotent-Replayed', 'true');

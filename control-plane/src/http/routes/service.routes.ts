@@ -5,7 +5,7 @@ import { templateAssets } from '../../templates/template-objects.ts';
 import { templateMediaUrl } from '../../presenters/api.presenter.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { buildOpenApiDocument, errorResponses, jsonResponse, type OpenAPIRegistry, type OpenApiContributor } from '../openapi.ts';
-import { ServiceIndex, TemplateArray, VersionsDocument } from '../schemas/service.schemas.ts';
+import { Readiness, ServiceIndex, TemplateArray, VersionsDocument } from '../schemas/service.schemas.ts';
 import { parseParams } from '../validation.ts';
 import { renderDocsPage, renderErrorDocsPage } from '../docs-page.ts';
 import { sendObject } from '../send-object.ts';
@@ -15,6 +15,7 @@ const PUBLIC_ENDPOINTS = [
   'GET /',
   'GET /openapi.json',
   'GET /health',
+  'GET /health/ready',
   'GET /templates',
   'GET /subscription/pricing',
   'GET /versions',
@@ -51,6 +52,11 @@ export function serviceRoutes(context: AppContext, openApiContributors: OpenApiC
 
   router.get('/health', (_req, res) => {
     res.type('text/html').send('OK');
+  });
+
+  router.get('/health/ready', async (_req, res) => {
+    const { ready, checks } = await context.services.health.readiness();
+    res.set('Cache-Control', 'no-store').status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
   });
 
   router.get('/versions', (_req, res) => {
@@ -103,6 +109,11 @@ export function registerServicePaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'get', path: '/health', security: [], tags: ['service'], operationId: 'getHealth', summary: 'Liveness check',
     responses: { 200: { description: 'The literal text OK.', content: { 'text/html': { schema: z.literal('OK') } } } },
+  });
+  registry.registerPath({
+    method: 'get', path: '/health/ready', security: [], tags: ['service'], operationId: 'getReadiness', summary: 'Readiness check',
+    description: 'Ready when the database and Temporal answer and a control worker polls its queue (what a load balancer or a Kubernetes readiness probe asks).',
+    responses: { 200: jsonResponse('Ready.', Readiness), 503: jsonResponse('Not ready: the checks say which part did not answer.', Readiness) },
   });
   registry.registerPath({
     method: 'get', path: '/versions', security: [], tags: ['service'], operationId: 'getVersions', summary: 'API versions and the versioning policy',

@@ -56,3 +56,21 @@ export const VersionsDocument = z
     }),
   })
   .meta({ id: 'VersionsDocument' });
+
+const Check = z.object({ ok: z.boolean() });
+const QueueCheck = z.object({ ok: z.boolean(), pollers: z.int().min(0).meta({ description: 'Workers Temporal saw polling the queue in the last minutes.' }) });
+
+export const Readiness = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    checks: z.object({
+      database: Check,
+      temporal: Check,
+      queues: z.object({
+        control: QueueCheck.meta({ description: 'Not ok without a control worker: nothing would run a workflow.' }),
+        render: QueueCheck.meta({ description: 'Reported only: render nodes may be scaled to zero while no render waits.' }),
+      }),
+    }),
+  })
+  .meta({ id: 'Readiness' });
+
