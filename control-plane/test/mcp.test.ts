@@ -202,7 +202,7 @@ describe('MCP endpoint', () => {
     const id = (created.structuredContent as { id: string }).id;
     const canceled = (await call(client, 'cancel_video', { video_id: id })).structuredContent;
     expect(canceled).toMatchObject({ id, status: 'failed', error: { code: 'canceled' } });
-    expect((await call(client, 'get_credits')).structuredContent).toMatchObject({ balance: 1, recent: [{ delta: 1, reason: 'refund' }, { delta: -1, reason: 'video_create' }, { delta: 1, reason: 'grant' }] });
+    expect((await call(client, 'get_credits')).structuredContent).toMatchObject({ balance: 1, recent: [{ delta: 1, reason: 'refund', video_id: id }, { delta: -1, reason: 'video_create', video_id: id }, { delta: 1, reason: 'grant', video_id: null }] });
     // Again: answered as it is, refunded once.
     expect((await call(client, 'cancel_video', { video_id: id })).structuredContent).toMatchObject({ id, status: 'failed', error: { code: 'canceled' } });
     expect((await call(client, 'get_credits')).structuredContent).toMatchObject({ balance: 1 });

@@ -39,7 +39,7 @@ describe('/v1 account, credits and templates', () => {
     expect(body.balance).toBe(15);
     expect(body.credits_per_video).toBe(1);
     expect(body.recent.map((entry: { delta: number }) => entry.delta)).toEqual([3, 12]);
-    expect(body.recent[0]).toEqual({ delta: 3, reason: 'grant', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(body.recent[0]).toEqual({ delta: 3, reason: 'grant', video_id: null, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
   });
 
   it('GET /v1/templates lists templates with numeric string ids', async () => {

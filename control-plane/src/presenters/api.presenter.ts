@@ -82,7 +82,7 @@ export type ApiPresenter = ReturnType<typeof apiPresenter>;
 export const creditsRepresentation = ({ balance, recent }: CreditStatement) => ({
   balance,
   credits_per_video: CREDITS_PER_VIDEO,
-  recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, created_at: entry.created_at.toISOString() })),
+  recent: recent.map((entry) => ({ delta: entry.delta, reason: entry.reason, video_id: entry.video_id, created_at: entry.created_at.toISOString() })),
 });
 
 /** Voice: an entry of GET /tts/voices and GET /v1/voices. */

@@ -32,6 +32,7 @@ const CreditLedgerEntry = z
   .object({
     delta: z.number().int().meta({ description: 'Positive for a purchase, grant or refund; negative for a spend.' }),
     reason: z.enum(['purchase', 'video_create', 'refund', 'grant']),
+    video_id: z.uuid().nullable().meta({ description: 'The video a video_create charged or a refund gave back; null for purchases and grants.' }),
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'CreditLedgerEntry' });
