@@ -163,16 +163,21 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     expect(Math.max(...renderAttempts.map(Number))).toBe(1);
   }, 180_000);
 
-  it('finishes the video on another render node when one dies mid-render', async () => {
-    // Only the doomed node (a separate process) serves the GPU queue when the render starts.
+  /**
+   * Starts a render on a render node of its own (a separate process), sends it `signal` mid-render, starts another
+   * node, and checks the video completes there, charged once. Answers how the stopped node exited.
+   */
+  async function renderSurvivesStoppedNode(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    // Only the stopped node (a separate process) serves the GPU queue when the render starts.
     await renderNode.stop();
     const doomed: ChildProcess = spawn(process.execPath, [PETSING_CLI, 'worker', 'render'], { env: serviceProcessEnv(service.env), stdio: 'ignore' });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => doomed.once('exit', (code, exitSignal) => resolve({ code, signal: exitSignal })));
     let restarted = false;
     try {
       const video = await createVideo();
       const firstAttempt = await waitForValue('the render to start on the doomed node', () => renderActivityStarted(video.id), 90_000);
       expect(firstAttempt.lastWorkerIdentity).toContain(`${doomed.pid}@`);
-      doomed.kill('SIGKILL');
+      doomed.kill(signal);
       renderNode = await service.startRenderWorker();
       restarted = true;
 
@@ -182,13 +187,23 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
       const renderStarts = history.events!.filter((event) => event.activityTaskStartedEventAttributes && history.events!.find(
         (scheduled) => Number(scheduled.eventId) === Number(event.activityTaskStartedEventAttributes!.scheduledEventId),
       )?.activityTaskScheduledEventAttributes?.activityType?.name === 'renderLipSync');
-      // Temporal records only the last attempt's start; it is the retry after the heartbeat timeout.
+      // Temporal records only the last attempt's start; it is the retry on the other node.
       expect(renderStarts.at(-1)?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
       expect(await ledger(video.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
+      return await exited;
     } finally {
       await stopProcess(doomed);
       if (!restarted) renderNode = await service.startRenderWorker();
     }
+  }
+
+  it('finishes the video on another render node when one dies mid-render', async () => {
+    expect(await renderSurvivesStoppedNode('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+  }, 240_000);
+
+  it('hands a render back when its render node is stopped with SIGTERM (a scale-in): another node completes it, charged once', async () => {
+    // The stopped node exits cleanly on its own rather than being killed.
+    expect(await renderSurvivesStoppedNode('SIGTERM')).toEqual({ code: 0, signal: null });
   }, 240_000);
 
   it('cancels the render of a deleted video, removes its objects and refunds nothing', async () => {
