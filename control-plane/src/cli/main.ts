@@ -92,6 +92,7 @@ worker
       { createLogger, messageFirstLogger },
       { Lifecycle },
       { keepDataPrivate },
+      { stopTracing },
     ] = await Promise.all([
       import('@petsing/render-node'),
       import('@petsing/platform/runtime'),
@@ -99,6 +100,7 @@ worker
       import('../logging/logger.ts'),
       import('../runtime/lifecycle.ts'),
       import('../runtime/private-files.ts'),
+      import('@petsing/platform/tracing'),
     ]);
     const env = loadRenderWorkerEnv(process.env);
     await keepDataPrivate(resolveDataDir(env));
@@ -106,6 +108,7 @@ worker
     // GET /metrics on RENDER_METRICS_PORT; the Temporal SDK's own 100 above it (docs/metrics.md).
     const processMetrics = await startProcessMetrics({ host: env.METRICS_HOST, port: env.RENDER_METRICS_PORT, setting: 'RENDER_METRICS_PORT', temporalWorkers: true });
     const lifecycle = new Lifecycle(logger);
+    lifecycle.add('traces', stopTracing);
     if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
     installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
     const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));

@@ -1,15 +1,18 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { activeTraceFields, tracingActive } from '@petsing/platform/tracing';
 
 export type { Logger };
 
 /**
  * Structured JSON logs. Credentials never reach a log line: authorization headers, cookies, tokens
- * and keys are redacted wherever they appear in a logged object.
+ * and keys are redacted wherever they appear in a logged object. In a process that traces (docs/operations.md,
+ * "Traces"), a line logged inside a span carries its `trace_id` and `span_id`.
  */
 export function createLogger(level: string, name = 'petsing', destination?: DestinationStream): Logger {
   const options = {
     name,
     level,
+    ...(tracingActive() ? { mixin: () => activeTraceFields() ?? {} } : {}),
     redact: {
       paths: [
         'req.headers.authorization',

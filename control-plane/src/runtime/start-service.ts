@@ -1,6 +1,7 @@
 import { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker } from '@petsing/render-node';
 import { startProcessMetrics } from '@petsing/platform/metrics';
 import { installTemporalRuntime } from '@petsing/platform/runtime';
+import { stopTracing } from '@petsing/platform/tracing';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
 import { messageFirstLogger, type Logger } from '../logging/logger.ts';
@@ -31,6 +32,8 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   const endpoint = parts.api ? { port: env.METRICS_PORT, setting: 'METRICS_PORT' } : parts.controlWorker ? { port: env.CONTROL_WORKER_METRICS_PORT, setting: 'CONTROL_WORKER_METRICS_PORT' } : undefined;
   const processMetrics = endpoint && (await startProcessMetrics({ host: env.METRICS_HOST, ...endpoint, temporalWorkers: parts.controlWorker || parts.renderWorker }));
   const lifecycle = new Lifecycle(logger);
+  // Stopped last: the spans of everything stopped before it are exported (a no-op when the process does not trace).
+  lifecycle.add('traces', stopTracing);
   if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
   installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
   const metrics = processMetrics && prometheusMetrics(processMetrics.registry);

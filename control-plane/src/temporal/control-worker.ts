@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
 import { connectTemporalWorker, runWorker } from '@petsing/platform/runtime';
+import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
 
@@ -14,8 +15,13 @@ import { createControlActivities } from './control-activities.ts';
 export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
   await context.services.schedules.ensure();
+  // Tracing (docs/operations.md, "Traces"): a bundle built ahead of time carries the workflow interceptors already.
+  const tracing = await temporalWorkerTracing(
+    env.WORKFLOW_BUNDLE_PATH ? {} : { workflowModules: [fileURLToPath(import.meta.resolve('@petsing/workflows/workflow-interceptors'))] },
+  );
   const connection = await connectTemporalWorker(env);
   const worker = await Worker.create({
+    ...tracing,
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: TASK_QUEUES.control,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { temporalClientInterceptors } from '../tracing/index.ts';
 import { temporalAddress, type SharedEnv } from './config.ts';
 
 type ConnectionSettings = {
@@ -21,9 +22,12 @@ async function connectionSettings(env: SharedEnv): Promise<ConnectionSettings> {
   return settings;
 }
 
+/** A Temporal client; in a process that traces, the workflows it starts and signals it sends carry the active trace. */
 export async function connectTemporalClient(env: SharedEnv): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect(await connectionSettings(env));
-  return { client: new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }), close: () => connection.close() };
+  const workflow = await temporalClientInterceptors();
+  const client = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, ...(workflow.length > 0 ? { interceptors: { workflow } } : {}) });
+  return { client, close: () => connection.close() };
 }
 
 export async function connectTemporalWorker(env: SharedEnv): Promise<NativeConnection> {

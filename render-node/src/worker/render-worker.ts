@@ -19,6 +19,7 @@ import {
   sharedEnvShape,
 } from '@petsing/platform/runtime';
 import { createObjectStore, type ObjectStore } from '@petsing/platform/storage';
+import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import { renderNodeEnvSchema } from '../config.ts';
 import { loadLipSyncModel } from '../lipsync-model.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
@@ -93,10 +94,12 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
       return sent.finally(() => signalsInFlight.delete(sent));
     },
   }));
+  // Tracing (docs/operations.md, "Traces"): each activity runs in a span that continues its workflow's trace.
+  const tracing = await temporalWorkerTracing();
   /** One worker per task queue, each on its own connection with its own slots, so a check never waits behind a render. */
   const serve = async (taskQueue: string, slots: number, served: Parameters<typeof Worker.create>[0]['activities'], options: Partial<Parameters<typeof Worker.create>[0]> = {}) => {
     const connection = await connectTemporalWorker(env);
-    const worker = await Worker.create({ connection, namespace: env.TEMPORAL_NAMESPACE, taskQueue, maxConcurrentActivityTaskExecutions: slots, activities: served, ...options });
+    const worker = await Worker.create({ ...tracing, connection, namespace: env.TEMPORAL_NAMESPACE, taskQueue, maxConcurrentActivityTaskExecutions: slots, activities: served, ...options });
     return runWorker(worker, connection);
   };
   const running = [
