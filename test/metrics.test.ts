@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,31 +12,9 @@ import { awayFromWindowEdge, createTestAccount } from './support/accounts.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './support/database.ts';
 import type { Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
+import { freeMetricsPort, parseScrape, total, type Series } from './support/metrics-scrape.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
-
-/** One series of a scrape: its name, its labels, its value. */
-type Series = { name: string; labels: Record<string, string>; value: number };
-
-/** The Prometheus text format, as far as these assertions read it (no escaped quotes in our label values). */
-function parseScrape(text: string): Series[] {
-  const series: Series[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const [, name, value] of (match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels[name!] = value!;
-    series.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return series;
-}
-
-/** The sum of the series named `name` whose labels include `labels` (0 when there is none yet). */
-function total(scrape: Series[], name: string, labels: Record<string, string> = {}): number {
-  return scrape
-    .filter((series) => series.name === name && Object.entries(labels).every(([label, value]) => series.labels[label] === value))
-    .reduce((sum, series) => sum + series.value, 0);
-}
 
 /** Waits for `check` as waitFor does, but an error it throws ends the wait (a process that exited, a render that failed). */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -47,21 +24,6 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-}
-
-/** A free port whose neighbour 100 above (the Temporal SDK's metrics) is free too. */
-async function freeMetricsPort(): Promise<number> {
-  const isFree = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const probe = createServer();
-      probe.once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await freePort();
-    if (port + 100 <= 65_535 && (await isFree(port + 100))) return port;
-  }
-  throw new Error('no free pair of metrics ports');
 }
 
 /**
@@ -221,6 +183,9 @@ describe('metrics of the embedded service', () => {
     }
     expect(delta(after, 'petsing_render_stage_duration_seconds_count', { device: 'gpu' })).toBe(0);
     expect(delta(after, 'petsing_render_frames_per_second_count', { device: 'cpu' })).toBeGreaterThanOrEqual(1);
+    // The rendered video's wait for a render node, once (the canceled one, if a node took it before the cancel).
+    expect(delta(after, 'petsing_render_queue_wait_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(delta(after, 'petsing_render_queue_wait_seconds_count')).toBeLessThanOrEqual(2);
 
     // Requests by route template: never a raw path or id.
     const requests = (labels: Record<string, string>) => delta(after, 'http_request_duration_seconds_count', labels);

@@ -114,6 +114,47 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     expect(await ledger(video.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
   }, 180_000);
 
+  it('shows a video waiting for a render node as queued since a given time, then rendering, in every event and read', async () => {
+    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
+    const events: Json[] = [];
+    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'auth', token: apiKey }));
+    await waitFor('websocket ready', async () => events.some((e) => e.type === 'ready'));
+    // No render node polls: the render waits in the queue.
+    await renderNode.stop();
+    let restarted = false;
+    try {
+      const video = await createVideo();
+      const queued = await waitForValue('the video to be queued', async () => {
+        const row = await videoRow(video.id);
+        return row?.render_stage === 'queued' ? row : undefined;
+      }, 60_000);
+      const read = await json(fetch(`${service.baseUrl}/v1/videos/${video.id}`, { headers: { Authorization: `Bearer ${apiKey}` } }));
+      expect(read).toMatchObject({ status: 'processing', progress: 0, stage: 'queued', stage_started_at: queued.render_stage_at!.toISOString() });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await videoRow(video.id))?.render_stage, 'still queued while no node polls').toBe('queued');
+
+      renderNode = await service.startRenderWorker();
+      restarted = true;
+      expect((await waitForTerminal(video.id)).status).toBe('completed');
+      await waitFor('completed event', async () => events.some((e) => e.type === 'video.status' && e.id === video.id && e.status === 'completed'), 30_000);
+      const mine = events.filter((e) => e.type === 'video.status' && e.id === video.id);
+      const stages = mine.filter((e) => e.status === 'processing').map((e) => e.stage);
+      // Each stage once, in order (preparing may pass before the socket saw it), progress only while rendering.
+      expect([...new Set(stages)]).toEqual(stages.filter((stage, i) => stage !== stages[i - 1]));
+      expect([...new Set(stages)].filter((stage) => stage !== 'preparing')).toEqual(['queued', 'rendering']);
+      expect(mine.filter((e) => e.stage !== 'rendering').every((e) => e.progress === 0 || e.status === 'completed')).toBe(true);
+      const rendering = mine.find((e) => e.stage === 'rendering')!;
+      const waited = Date.parse(rendering.stage_started_at) - Date.parse(mine.find((e) => e.stage === 'queued')!.stage_started_at);
+      expect(waited, 'the queued stage lasted until the node took the render').toBeGreaterThanOrEqual(1500);
+      expect(mine.at(-1)).toMatchObject({ status: 'completed', stage: null, stage_started_at: null });
+    } finally {
+      socket.close();
+      if (!restarted) renderNode = await service.startRenderWorker();
+    }
+  }, 180_000);
+
   it('never sends one account the events of another', async () => {
     const stranger = (await service.context.services.users.create({ email: 'stranger@example.com' })).id;
     const strangerKey = (await service.context.services.apiKeys.create({ userId: stranger, scopes: ['videos:read'] })).key;

@@ -269,7 +269,7 @@ describe('lifecycle email and unsubscribe', () => {
     expect(description.spec.calendars).toEqual([
       expect.objectContaining({ dayOfMonth: [{ start: 1, end: 1, step: 1 }], hour: [{ start: 0, end: 0, step: 1 }], minute: [{ start: 0, end: 0, step: 1 }] }),
     ]);
-    await service.context.services.schedules.ensure(); // every control worker start: a no-op once it exists
+    await service.context.services.recurringWork.ensure(); // every control worker start: a no-op once it exists
 
     const veteran = await signUp('credits.veteran@example.com');
     await db().updateTable('users').set({ created_at: sql<Date>`now() - interval '40 days'` }).where('id', '=', veteran.id).execute();

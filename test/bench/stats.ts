@@ -73,3 +73,38 @@ function postgresSeconds(): number {
   }
   return total;
 }
+
+/**
+ * CPU seconds of a process tree by part: the process itself, its children that exited and were reaped (cutime),
+ * its live descendants (here the Temporal dev server), and every postgres process of the machine.
+ */
+export type TreeSeconds = { service: number; reaped: number; temporal: number; postgres: number };
+
+export function processTreeSeconds(pid: number): TreeSeconds {
+  const [own, reaped] = procTimes(String(pid));
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Exited between the listing and the read.
+    }
+  }
+  const descends = (child: number): boolean => {
+    for (let parent = parents.get(child); parent !== undefined && parent > 1; parent = parents.get(parent)) if (parent === pid) return true;
+    return false;
+  };
+  let live = 0;
+  for (const child of parents.keys()) {
+    if (!descends(child)) continue;
+    try {
+      const [childOwn, childReaped] = procTimes(String(child));
+      live += childOwn + childReaped;
+    } catch {
+      // Exited meanwhile; its time went to its parent's cutime.
+    }
+  }
+  return { service: own, reaped, temporal: live, postgres: postgresSeconds() };
+}

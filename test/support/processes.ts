@@ -20,12 +20,13 @@ export async function freePortBlock(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 9_000);
     const ports = Array.from({ length: count }, (_, i) => base + i);
-    if (await allFree([...ports, ...ports.map((p) => p + 10_000)])) return base;
+    if (await portsFree([...ports, ...ports.map((p) => p + 10_000)])) return base;
   }
   throw new Error('no free port block found');
 }
 
-async function allFree(ports: number[]): Promise<boolean> {
+/** Whether every one of these loopback ports can be listened on now. */
+export async function portsFree(ports: number[]): Promise<boolean> {
   for (const port of ports) {
     const free = await new Promise<boolean>((resolve) => {
       const server = createServer();

@@ -48,17 +48,24 @@ export const FREE_CREDITS_EMAIL_SCHEDULE = {
 } as const;
 
 /**
- * The schedule that settles every paid video left without a running render (an API process that died
- * between the charge and the workflow start, a workflow terminated by hand): it starts the render, or
- * fails the video and refunds it. One per namespace, whatever the number of control workers.
+ * The long-running workflow that settles every paid video left without a running render (an API process that
+ * died between the charge and the workflow start, a workflow terminated by hand): it starts the render, or
+ * fails the video and refunds it. One per namespace, whatever the number of control workers; every control
+ * worker starts it, or sends it its settings, at start. `settingsSignal` carries new ReconcilerSettings.
  */
-export const RECONCILE_VIDEOS_SCHEDULE = {
+export const RECONCILER_WORKFLOW = {
   id: 'reconcile-videos',
   workflowType: 'reconcileVideos',
+  settingsSignal: 'reconcilerSettings',
 } as const;
+
+/** The Temporal Schedule that ran the reconciler once a minute before it became one workflow; removed at start where it remains. */
+export const RETIRED_RECONCILE_SCHEDULE_ID = 'reconcile-videos';
 
 /** Progress updates a render node sends to its workflow while it renders. */
 export const RENDER_PROGRESS_SIGNAL = 'renderProgress';
+/** Sent by a render node when it takes a render (each attempt), so the video leaves its `queued` stage. */
+export const RENDER_STARTED_SIGNAL = 'renderStarted';
 /** Query answering the current render progress (0-100) of a running workflow. */
 export const PROGRESS_QUERY = 'progress';
 

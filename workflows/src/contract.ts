@@ -131,6 +131,18 @@ export type RenderPlan = z.infer<typeof RenderPlan>;
 export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
+/**
+ * Where a `processing` video's render stands, in order: `preparing` (its plan and audio), `queued` (waiting for a
+ * render node), `rendering` (a node took it). A stage is never entered twice, nor an earlier one after a later.
+ */
+export const RENDER_STAGES = ['preparing', 'queued', 'rendering'] as const;
+export const RenderStage = z.enum(RENDER_STAGES);
+export type RenderStage = z.infer<typeof RenderStage>;
+
+/** The stages the workflow records; `preparing` is entered by beginRender itself. */
+export const RecordStageInput = z.object({ videoId, stage: RenderStage.exclude(['preparing']) });
+export type RecordStageInput = z.infer<typeof RecordStageInput>;
+
 /** A render's progress in percent, as the workflow persists it (in steps; never 100 before the video completes). */
 export const RecordProgressInput = z.object({ videoId, progress: z.number().int().min(0).max(100) });
 export type RecordProgressInput = z.infer<typeof RecordProgressInput>;
@@ -205,6 +217,10 @@ export type FreeCreditsEmailsResult = z.infer<typeof FreeCreditsEmailsResult>;
 export const ReconcileVideosInput = z.object({ graceSeconds: z.number().int().positive() });
 export type ReconcileVideosInput = z.infer<typeof ReconcileVideosInput>;
 
+/** The reconciler workflow's settings: its grace period, and the pause between two rounds. */
+export const ReconcilerSettings = ReconcileVideosInput.extend({ intervalSeconds: z.number().int().positive() });
+export type ReconcilerSettings = z.infer<typeof ReconcilerSettings>;
+
 /** What one reconciliation did: videos looked at, renders started (or re-renders restarted), videos failed and refunded. */
 export const ReconcileVideosResult = z.object({
   checked: z.number().int().nonnegative(),
@@ -251,6 +267,8 @@ export const controlActivitySchemas = {
   beginRender: { input: RenderVideoInput, output: RenderPlan },
   prepareAudio: { input: PrepareAudioInput, output: PreparedAudio },
   recordProgress: { input: RecordProgressInput, output: NoResult },
+  /** Moves the video to a later render stage, timed from now; a no-op for a stage it reached already. */
+  recordStage: { input: RecordStageInput, output: NoResult },
   completeVideo: { input: CompleteVideoInput, output: NoResult },
   failVideo: { input: FailVideoInput, output: NoResult },
   beginRerender: { input: RerenderInput, output: RenderPlan },

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { FaceHints, FoundFace, VideoAspect } from '@petsing/workflows';
+import type { FaceHints, FoundFace, RenderStage, VideoAspect } from '@petsing/workflows';
 import type { CreditPackKey, PlanType } from '../domain/pricing.ts';
 import type { Scope } from '../domain/scopes.ts';
 
@@ -56,6 +56,9 @@ interface VideosTable {
   template_id: number | null;
   status: VideoStatus;
   progress: Generated<number>;
+  /** Where a `processing` video's render stands, and since when (RenderStage); null otherwise. */
+  render_stage: Generated<RenderStage | null>;
+  render_stage_at: NullableTimestamp;
   image_key: string | null;
   audio_key: string | null;
   output_key: string | null;

@@ -142,8 +142,8 @@ export async function attachStatusWebsocket(
 /** The `video.status` event, with the same links and fields as a video fetched over HTTP. */
 /** The event carries the same fields, built the same way, as the ApiVideo record. */
 async function statusMessage(represent: ApiPresenter, video: Video) {
-  const { id, status, progress, video_url, thumbnail_url, has_watermark, error } = await represent.video(video);
-  return { type: 'video.status', id, status, progress, video_url, thumbnail_url, has_watermark, error };
+  const { id, status, progress, stage, stage_started_at, video_url, thumbnail_url, has_watermark, error } = await represent.video(video);
+  return { type: 'video.status', id, status, progress, stage, stage_started_at, video_url, thumbnail_url, has_watermark, error };
 }
 
 function safeJson(text: string): unknown {

@@ -29,6 +29,11 @@ export function prometheusMetrics(registry: MetricsRegistry): Metrics {
   const pollCache = counter(registry, { name: 'petsing_video_poll_cache_requests_total', help: "Video reads on the poll path, answered from this process's cache (hit) or the database (miss).", labelNames: ['result'] });
   const backlog = gauge(registry, { name: 'petsing_render_backlog', help: 'Renders waiting for a render node (the render task queue\'s backlog), sampled every 15 s.', labelNames: ['queue'] });
   const backlogAge = gauge(registry, { name: 'petsing_render_backlog_oldest_age_seconds', help: 'How long the oldest render waiting for a render node has waited, sampled every 15 s.', labelNames: ['queue'] });
+  const queueWait = histogram(registry, {
+    name: 'petsing_render_queue_wait_seconds',
+    help: 'How long a render waited for a render node: from its queued stage to the render node taking it.',
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+  });
   const stages = renderStageDuration(registry);
   return {
     videoCreated: (surface) => created.inc({ surface }),
@@ -42,6 +47,7 @@ export function prometheusMetrics(registry: MetricsRegistry): Metrics {
     pollCache: (result) => pollCache.inc({ result }),
     audioPrepared: (seconds) => stages.observe({ stage: 'audio_preparation', device: 'cpu' }, seconds),
     httpRequest: (method, route, statusCode, seconds) => http.observe({ method, route, status_code: String(statusCode) }, seconds),
+    renderQueueWait: (seconds) => queueWait.observe(seconds),
     renderBacklog: (waiting, oldestAgeSeconds) => {
       backlog.set({ queue: RENDER_QUEUE }, waiting);
       backlogAge.set({ queue: RENDER_QUEUE }, oldestAgeSeconds);

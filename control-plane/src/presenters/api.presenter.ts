@@ -33,6 +33,7 @@ export function apiPresenter({ baseUrl, links }: { baseUrl: string; links: Video
       aspect: record.aspect,
       created_at: record.created_at.toISOString(),
       progress: record.progress,
+      ...stageOf(record),
       error: record.status === 'failed' ? { code: record.failure_code ?? 'render_failed', message: record.failure_reason ?? 'The render failed.' } : null,
     };
   };
@@ -77,6 +78,12 @@ export function apiPresenter({ baseUrl, links }: { baseUrl: string; links: Video
 }
 
 export type ApiPresenter = ReturnType<typeof apiPresenter>;
+
+/** A video's render stage and since when; both null unless it is processing (and for renders begun before stages were recorded). */
+function stageOf(record: Video) {
+  const processing = record.status === 'processing' && record.render_stage !== null;
+  return { stage: processing ? record.render_stage : null, stage_started_at: processing ? (record.render_stage_at?.toISOString() ?? null) : null };
+}
 
 /** ApiCredits: the balance and its latest ledger entries, for GET /v1/credits, get_credits and GET /user/credits. */
 export const creditsRepresentation = ({ balance, recent }: CreditStatement) => ({

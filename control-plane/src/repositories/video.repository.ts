@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { RENDER_STAGES, type RenderStage } from '@petsing/workflows';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
 import { CreditRepository } from './credit.repository.ts';
 import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
@@ -137,7 +138,22 @@ export class VideoRepository {
 
   /** Starts a re-render of a finished video; the previous output stays until the new one replaces it. */
   markRerendering(id: string): Promise<Video | undefined> {
-    return this.changeStatus(id, ['completed', 'processing'], { status: 'processing', progress: 0, failure_code: null, failure_reason: null });
+    return this.changeStatus(id, ['completed', 'processing'], { status: 'processing', progress: 0, failure_code: null, failure_reason: null, render_stage: null, render_stage_at: null });
+  }
+
+  /**
+   * Moves a `processing` video to `stage` from now, unless it reached that stage or a later one already (a retried
+   * activity, a signal that came late). Answers the stage it left and since when, when it moved.
+   */
+  async enterStage(id: string, stage: RenderStage, now = new Date()): Promise<{ left: RenderStage | null; since: Date | null } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('videos').select(['status', 'render_stage', 'render_stage_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!before || before.status !== 'processing') return undefined;
+      if (before.render_stage && RENDER_STAGES.indexOf(before.render_stage) >= RENDER_STAGES.indexOf(stage)) return undefined;
+      const video = await trx.updateTable('videos').set({ render_stage: stage, render_stage_at: now, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+      await notify(trx, video);
+      return { left: before.render_stage, since: before.render_stage_at };
+    });
   }
 
   async recordProgress(id: string, progress: number): Promise<void> {
@@ -247,7 +263,7 @@ export class VideoRepository {
   private changeStatus(
     id: string,
     from: VideoStatus[],
-    values: Partial<Pick<Video, 'status' | 'progress' | 'failure_code' | 'failure_reason'>>,
+    values: Partial<Pick<Video, 'status' | 'progress' | 'failure_code' | 'failure_reason' | 'render_stage' | 'render_stage_at'>>,
   ): Promise<Video | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const before = await trx.selectFrom('videos').select('status').where('id', '=', id).forUpdate().executeTakeFirst();

@@ -49,7 +49,7 @@ import { createSmtpSender } from '../email/smtp-sender.ts';
 import { VideoReconciler } from '../services/video-reconciler.service.ts';
 import { OrphanSweeper } from '../services/orphan-sweeper.service.ts';
 import { removeAbandonedUploadFolders } from '../media/upload-folders.ts';
-import { ControlSchedules } from '../temporal/control-schedules.ts';
+import { RecurringWork } from '../temporal/recurring-work.ts';
 import { createSpeechProvider } from '../media/speech/create-speech-provider.ts';
 import { SpeechService } from '../services/speech.service.ts';
 import { SoundtrackService } from '../services/soundtrack.service.ts';
@@ -111,7 +111,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
     { intervalMs: config.env.EMAIL_DISPATCH_INTERVAL_MS },
   );
-  const schedules = new ControlSchedules(temporalClient, {
+  const recurringWork = new RecurringWork(temporalClient, {
     intervalSeconds: config.env.RECONCILE_INTERVAL_SECONDS,
     graceSeconds: config.env.RECONCILE_GRACE_SECONDS,
   });
@@ -217,6 +217,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const audioRequests = new AudioRequestService(speech, soundtracks);
   const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
   const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
-  return { health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, schedules, reconciler, sweeper };
+  return { health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
 }
 

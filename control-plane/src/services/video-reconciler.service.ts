@@ -17,7 +17,7 @@ export const RENDER_LOST = {
 /**
  * Makes "charged" imply "rendered or refunded". A create commits the video and its charge, then starts the
  * render workflow (whose id is the video's); a process that dies in between leaves a paid video with no
- * workflow. Run by RECONCILE_VIDEOS_SCHEDULE, this finds every video still `pending`/`processing` after a
+ * workflow. Run by the reconciler workflow (RECONCILER_WORKFLOW), this finds every video still `pending`/`processing` after a
  * grace period and: leaves it alone while its workflow runs; starts the render when none was ever started
  * (the workflow id makes a start that raced the API's a no-op); fails and refunds it, exactly once, when
  * its workflow ended without settling it (terminated by hand, a fail step that ran out of retries). A paid

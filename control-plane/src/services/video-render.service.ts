@@ -1,5 +1,5 @@
 import type { ObjectStore } from '@petsing/platform/storage';
-import { videoObjectPrefix, type RenderPlan, type TemplatePreviewPlan } from '@petsing/workflows';
+import { videoObjectPrefix, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
@@ -74,6 +74,7 @@ export class VideoRenderService {
     if (!video) throw new VideoGone(videoId);
     const plan = await this.plan(video, video.has_watermark);
     await this.transitions.markProcessing(videoId);
+    await this.enterStage(videoId, 'preparing');
     return plan;
   }
 
@@ -84,6 +85,7 @@ export class VideoRenderService {
       if (!existing) throw new VideoGone(videoId);
       throw new PermanentRenderFailure('not_rerenderable', `Video ${videoId} is ${existing.status}; only a completed video can be re-rendered.`);
     }
+    await this.enterStage(videoId, 'preparing');
     return this.plan(video, false);
   }
 
@@ -117,6 +119,13 @@ export class VideoRenderService {
 
   recordProgress(videoId: string, progress: number): Promise<void> {
     return this.videos.recordProgress(videoId, progress);
+  }
+
+  /** Moves the video to a later render stage (never back); the wait for a render node is timed as it ends. */
+  async enterStage(videoId: string, stage: RenderStage): Promise<void> {
+    const now = new Date();
+    const moved = await this.videos.enterStage(videoId, stage, now);
+    if (moved?.left === 'queued' && moved.since) this.metrics.renderQueueWait((now.getTime() - moved.since.getTime()) / 1000);
   }
 
   async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<void> {

@@ -15,14 +15,17 @@ export const isTerminal = (status: VideoStatus): boolean => isTerminalVideoStatu
 export const MAX_WAIT_SECONDS = 60;
 
 /**
- * The id of a video's state as an event (SSE `id`): pending 1, processing 2 + progress (2–101), terminal 102.
- * It only grows while one render runs, and every replica computes the same id from the row, so a client can
- * resume on any replica with Last-Event-ID without the service storing events.
+ * The id of a video's state as an event (SSE `id`): pending 1; processing 2 while preparing, 3 while queued, then
+ * 4 + progress (4–101) while rendering (and for renders begun before stages were recorded); terminal 102. It only
+ * grows while one render runs, and every replica computes the same id from the row, so a client can resume on any
+ * replica with Last-Event-ID without the service storing events.
  */
-export function videoEventId(video: Pick<Video, 'status' | 'progress'>): number {
+export function videoEventId(video: Pick<Video, 'status' | 'progress' | 'render_stage'>): number {
   if (isTerminal(video.status)) return 102;
-  if (video.status === 'processing') return 2 + Math.min(99, Math.max(0, video.progress));
-  return 1;
+  if (video.status !== 'processing') return 1;
+  if (video.render_stage === 'preparing') return 2;
+  if (video.render_stage === 'queued') return 3;
+  return 4 + Math.min(97, Math.max(0, video.progress));
 }
 
 /** Whoever waits on one video (`videoId`) or on every video of the process (the status websocket). */

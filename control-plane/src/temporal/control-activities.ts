@@ -21,6 +21,7 @@ export function createControlActivities(
     prepareAudio: ({ sourceAudioKey, targetKey }) =>
       translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal)),
     recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
+    recordStage: ({ videoId, stage }) => renders.enterStage(videoId, stage),
     completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),
     failVideo: ({ videoId, code, reason }) => renders.fail(videoId, { code, reason }),
     abandonRerender: ({ videoId, code, reason }) => renders.abandonRerender(videoId, { code, reason }),

@@ -8,13 +8,13 @@ import { createControlActivities } from './control-activities.ts';
 
 /**
  * The control-plane worker: runs the workflows and the activities that need the database, and makes sure
- * the control schedules (monthly lifecycle email, paid-video reconciliation) exist. Production workers load the workflow bundle built ahead of
- * time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the worker bundles the workflow
+ * the recurring work (the monthly lifecycle email's schedule, the paid-video reconciler) exists. Production workers
+ * load the workflow bundle built ahead of time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the worker bundles the workflow
  * code at start.
  */
 export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
-  await context.services.schedules.ensure();
+  await context.services.recurringWork.ensure();
   // Tracing (docs/operations.md, "Traces"): a bundle built ahead of time carries the workflow interceptors already.
   const tracing = await temporalWorkerTracing(
     env.WORKFLOW_BUNDLE_PATH ? {} : { workflowModules: [fileURLToPath(import.meta.resolve('@petsing/workflows/workflow-interceptors'))] },

@@ -13,11 +13,13 @@ const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'long' });
 export const formatDateTime = (iso: string) => dateTime.format(new Date(iso));
 export const formatDate = (iso: string) => dateOnly.format(new Date(iso));
 
-export function statusText(video: Pick<WebVideo, 'status' | 'progress'>): string {
+export function statusText(video: Pick<WebVideo, 'status' | 'progress' | 'stage'>): string {
   switch (video.status) {
     case 'pending':
       return 'Waiting for a free renderer';
     case 'processing':
+      if (video.stage === 'preparing') return 'Getting the photo and sound ready';
+      if (video.stage === 'queued') return 'In line for a free renderer';
       return `Rendering, ${video.progress}% done`;
     case 'completed':
       return 'Ready';

@@ -32,6 +32,8 @@ export type RenderActivityDependencies = {
   logger: Logger;
   /** Tells the workflow how far the render is (best effort; a lost signal only delays the next one). */
   signalProgress(workflowId: string, percent: number): Promise<void>;
+  /** Tells the workflow this node took its render, so the video shows `rendering` rather than `queued` (best effort). */
+  signalStarted(workflowId: string): Promise<void>;
   /** The face detector: the bundled pet-face model, or a custom one (RENDER_DETECTOR_MODEL_PATH). Loaded once per process. */
   detector: FaceDetector;
   metrics: RenderNodeMetrics;
@@ -54,6 +56,9 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
       const heartbeat = setInterval(() => context.heartbeat({ progress }), HEARTBEAT_INTERVAL_MS);
       try {
         context.heartbeat({ progress });
+        deps.signalStarted(input.workflowId).catch((error: unknown) => {
+          deps.logger.warn('could not signal that the render started', { videoId: input.jobId, workflowId: input.workflowId, error: String(error) });
+        });
         const imagePath = join(directory, 'image');
         const audioPath = join(directory, 'audio.wav');
         const outputPath = join(directory, 'output.mp4');

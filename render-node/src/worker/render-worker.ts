@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { parsedActivities, RENDER_PROGRESS_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
+import { parsedActivities, RENDER_PROGRESS_SIGNAL, RENDER_STARTED_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
 import {
   ConfigError,
   connectTemporalClient,
@@ -75,6 +75,12 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
 
   const temporal = await connectTemporalClient(env);
   const signalsInFlight = new Set<Promise<void>>();
+  /** Signals a render's workflow within a deadline, tracked so a stopping node waits for what it sent. */
+  const signal = (workflowId: string, name: string, ...args: unknown[]) => {
+    const sent = temporal.client.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.client.workflow.getHandle(workflowId).signal(name, ...args));
+    signalsInFlight.add(sent);
+    return sent.finally(() => signalsInFlight.delete(sent));
+  };
   // Each activity parses its input with its contract schema before it runs (a malformed one fails at once, non-retryably).
   const activities = parsedActivities(renderActivitySchemas, createRenderActivities({
     objects,
@@ -86,13 +92,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     detector,
     metrics,
     devices: { render: deviceOf(model?.provider), detect: deviceOf(petFaceModel?.provider) },
-    signalProgress: (workflowId, percent) => {
-      const sent = temporal.client.connection.withDeadline(Date.now() + PROGRESS_SIGNAL_DEADLINE_MS, () =>
-        temporal.client.workflow.getHandle(workflowId).signal(RENDER_PROGRESS_SIGNAL, percent),
-      );
-      signalsInFlight.add(sent);
-      return sent.finally(() => signalsInFlight.delete(sent));
-    },
+    signalProgress: (workflowId, percent) => signal(workflowId, RENDER_PROGRESS_SIGNAL, percent),
+    signalStarted: (workflowId) => signal(workflowId, RENDER_STARTED_SIGNAL),
   }));
   // Tracing (docs/operations.md, "Traces"): each activity runs in a span that continues its workflow's trace.
   const tracing = await temporalWorkerTracing();
@@ -121,8 +122,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
   };
 }
 
-/** A progress signal still unanswered by then is dropped: the next one carries newer progress anyway. */
-const PROGRESS_SIGNAL_DEADLINE_MS = 10_000;
+/** A signal still unanswered by then is dropped: the next progress signal carries newer progress anyway. */
+const SIGNAL_DEADLINE_MS = 10_000;
 
 /** RENDER_MODEL_PATH is a local file, or else an object-store key fetched once into DATA_DIR/models. */
 async function resolveModelPath(env: RenderWorkerEnv, objects: ObjectStore): Promise<string | undefined> {

@@ -17,6 +17,7 @@ import {
   preparedAudioKey,
   PROGRESS_QUERY,
   RENDER_PROGRESS_SIGNAL,
+  RENDER_STARTED_SIGNAL,
   TASK_QUEUES,
   renderOutputKeys,
 } from '../constants.ts';
@@ -64,6 +65,7 @@ const render = proxyParsedActivities(renderActivitySchemas, {
 });
 
 export const renderProgressSignal = defineSignal<[number]>(RENDER_PROGRESS_SIGNAL);
+export const renderStartedSignal = defineSignal(RENDER_STARTED_SIGNAL);
 export const progressQuery = defineQuery<number>(PROGRESS_QUERY);
 
 /** Progress is persisted in steps of this size, so a render adds only a handful of history events. */
@@ -75,6 +77,12 @@ const PROGRESS_STEP = 10;
  * Runs recorded before it removed them at once.
  */
 const AWAIT_RENDER_CANCELLATION_PATCH = 'await-render-cancellation';
+
+/**
+ * Patch: the video's render stage is recorded: `queued` when the render is scheduled, `rendering` when a render
+ * node says it took it (or its first progress arrives). Runs recorded before recorded neither.
+ */
+const RENDER_STAGES_PATCH = 'render-stages';
 
 /**
  * Renders one video: vet the inputs, prepare the audio, render on a render node, store the outputs,
@@ -133,12 +141,21 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   let progress = 0;
   let recorded = 0;
   let rendering = true;
+  let taken = false;
+  let takenRecorded = false;
   setHandler(renderProgressSignal, (value) => {
     if (Number.isFinite(value)) progress = Math.max(progress, Math.min(99, Math.floor(value)));
   });
+  setHandler(renderStartedSignal, () => {
+    taken = true;
+  });
   setHandler(progressQuery, () => progress);
+  const recordsStages = patched(RENDER_STAGES_PATCH);
+  // A lost start signal (they are sent best-effort) must not leave a render that makes progress `queued`.
+  const stageToRecord = () => recordsStages && !takenRecorded && (taken || progress > 0);
 
   const audio = plan.preparedAudio ?? (await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId) }));
+  if (recordsStages) await control.recordStage({ videoId: plan.videoId, stage: 'queued' });
   const info = workflowInfo();
   const keys = renderOutputKeys(plan.videoId, info.runId);
   const rendered = render
@@ -164,8 +181,12 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   let result: Awaited<typeof rendered>;
   try {
     while (rendering) {
-      await condition(() => !rendering || progress >= recorded + PROGRESS_STEP);
-      if (rendering) {
+      await condition(() => !rendering || stageToRecord() || progress >= recorded + PROGRESS_STEP);
+      if (!rendering) break;
+      if (stageToRecord()) {
+        takenRecorded = true;
+        await control.recordStage({ videoId: plan.videoId, stage: 'rendering' });
+      } else {
         recorded = progress;
         await control.recordProgress({ videoId: plan.videoId, progress: recorded });
       }

@@ -267,7 +267,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     method: 'get', path: '/v1/videos/{id}/events', operationId: 'streamApiVideoEvents', tags: ['public-api'], summary: 'Follow a video: Server-Sent Events',
     description:
       'A text/event-stream of the video\'s status and progress: an event `video.status` whose data is the ApiVideo, at once for the '
-      + 'current state and then at every change, with increasing ids (pending 1, processing 2 + progress, completed or failed 102); '
+      + 'current state and then at every change, with increasing ids (pending 1; processing 2 while preparing, 3 while queued, 4 + progress while rendering; completed or failed 102); '
       + `the stream ends after the completed or failed event. Comment lines (\`: heartbeat\`) every ${HEARTBEAT_SECONDS} seconds keep proxies from closing it. `
       + 'A reconnect with Last-Event-ID gets the current state at once when it is newer, then only newer events; 204 when the video ended '
       + 'at or before that id (an EventSource stops reconnecting on 204). One stream counts as one read against the rate limit.',

@@ -3,6 +3,7 @@ import { uuidPathField } from '../path-params.ts';
 import { FaceHintsField } from './image.schemas.ts';
 import { Voice } from './speech.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
+import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
 import { z } from 'zod';
 import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 
@@ -64,6 +65,8 @@ export const ApiVideo = z
     aspect: VideoAspectField,
     created_at: z.iso.datetime(),
     progress: z.number().int().min(0).max(100).optional().meta({ description: 'Render progress, 0-100 (added field).' }),
+    stage: RenderStageField.optional().meta({ description: 'Where a processing video stands (added field); see RenderStage.' }),
+    stage_started_at: StageStartedAtField.optional(),
     error: ApiVideoError.nullable().optional(),
   })
   .meta({ id: 'ApiVideo' });

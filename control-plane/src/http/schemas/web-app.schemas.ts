@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FREE_CREDITS_PER_MONTH, PLAN_TYPES } from '../../domain/pricing.ts';
 import { VideoAspectField } from './video-aspect.schemas.ts';
+import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
 
@@ -9,6 +10,8 @@ const WebVideo = z
     id: z.uuid(),
     status: z.string().meta({ description: 'pending, processing, completed or failed; extensible: treat an unknown value as not yet terminal.' }),
     progress: z.number().int().min(0).max(100).meta({ description: 'Render progress in percent.' }),
+    stage: RenderStageField,
+    stage_started_at: StageStartedAtField,
     template_id: z.string().nullable().meta({ description: 'The template song, or null for a video made from audio.' }),
     has_watermark: z.boolean().meta({ description: 'True while the video carries the visible watermark (owner not subscribed and no removal bought).' }),
     aspect: VideoAspectField,

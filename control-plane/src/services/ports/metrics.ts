@@ -29,6 +29,8 @@ export interface Metrics {
   audioPrepared(seconds: number): void;
   /** One HTTP request of the API: `route` is the Express route template, or `unmatched`. */
   httpRequest(method: string, route: string, statusCode: number, seconds: number): void;
+  /** How long a render waited for a render node: from its `queued` stage to its `rendering` stage. */
+  renderQueueWait(seconds: number): void;
   /** The render queue's backlog as Temporal reports it (the control worker samples it). */
   renderBacklog(waiting: number, oldestAgeSeconds: number): void;
 }
@@ -46,5 +48,6 @@ export const noMetrics: Metrics = {
   pollCache: () => {},
   audioPrepared: () => {},
   httpRequest: () => {},
+  renderQueueWait: () => {},
   renderBacklog: () => {},
 };

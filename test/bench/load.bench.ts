@@ -1,0 +1,243 @@
+/**
+ * `npm run bench:load [-- options]`: the embedded service as an operator starts it (`petsing start`: API, control
+ * worker, render worker and its own Temporal dev server in one process tree, on a fresh Postgres database) under a
+ * steady stream of real creates through /v1 for a set time: each a real pet photo checked by POST /v1/images, then
+ * a video of a template song or of an uploaded clip (POST /v1/audio), rendered to the end. Prints throughput,
+ * create-to-completed percentiles, the wait for a render node, the render stages' seconds per video (the service's
+ * own histograms) and CPU-seconds per video by process. See docs/benchmarks.md (## Load) and docs/capacity.md.
+ *
+ * Options: --duration S (300) of arrivals; --rate N (10) videos a minute, evenly spaced; --drain S (900) to wait
+ * for the last videos after the arrivals stop; --size PX (the service's default, 720) for RENDER_OUTPUT_SIZE.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
+import { createLogger } from '../../control-plane/src/logging/logger.ts';
+import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
+import { createTestAccount } from '../support/accounts.ts';
+import { toneWav } from '../support/audio.ts';
+import { createPostgresTestDatabase } from '../support/database.ts';
+import { freeMetricsPort, parseScrape, total, type Series } from '../support/metrics-scrape.ts';
+import { petPhoto } from '../support/pet-photo.ts';
+import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess } from '../support/processes.ts';
+import { percentile, printTable, processTreeSeconds, type TreeSeconds } from './stats.ts';
+
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '300' },
+    rate: { type: 'string', default: '10' },
+    drain: { type: 'string', default: '900' },
+    size: { type: 'string' },
+  },
+});
+const positive = (name: string, value: string | undefined) => {
+  const parsed = Number(value);
+  if (!(parsed > 0)) throw new Error(`--${name} must be a positive number, got ${value}`);
+  return parsed;
+};
+const DURATION_S = positive('duration', options.duration);
+const RATE_PER_MINUTE = positive('rate', options.rate);
+const DRAIN_S = positive('drain', options.drain);
+
+/** Real photos of the development set, one per species the stream cycles through (never trained on; read only). */
+const PETS_DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
+const PHOTOS = ['dog-01.jpg', 'cat-01.jpg', 'rabbit-01.jpg', 'bird-01.jpg', 'hamster-01.jpg', 'dog-03.jpg', 'cat-02.jpg'];
+/** The uploaded clip's length: a template song's order of length. */
+const CLIP_SECONDS = 12;
+
+type Outcome = {
+  kind: 'template' | 'upload';
+  createdAt: number;
+  accepted?: number;
+  finishedAt?: number;
+  status?: string;
+  error?: string;
+};
+
+const started = Date.now();
+const dataDir = await mkdtemp(join(tmpdir(), 'petsing-load-'));
+const database = await createPostgresTestDatabase();
+const port = await freePort();
+const metricsPort = await freeMetricsPort();
+const baseUrl = `http://127.0.0.1:${port}`;
+const env: Record<string, string> = {
+  DATA_DIR: dataDir,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  BASE_URL: baseUrl,
+  DATABASE_URL: database.url!,
+  METRICS_PORT: String(metricsPort),
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_READS_PER_MINUTE: '100000',
+  RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+  ...(options.size ? { RENDER_OUTPUT_SIZE: options.size } : {}),
+};
+let log = '';
+const service = spawn(process.execPath, [PETSING_CLI, 'start'], { env: serviceProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+service.stdout!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
+service.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
+const context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
+
+try {
+  await until('GET /health', 300, async () => (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false);
+  const healthyAfter = (Date.now() - started) / 1000;
+  // The first start renders the template previews on the same render node: the stream starts once they are done.
+  await until('the template previews', 900, async () => {
+    const templates = (await (await fetch(`${baseUrl}/templates`)).json()) as { preview_video_url: string | null }[];
+    return templates.length > 0 && templates.every((template) => template.preview_video_url);
+  });
+  const warmAfter = (Date.now() - started) / 1000;
+  const account = await createTestAccount(context, 'load@example.com', 100_000);
+  const templateIds = ((await api('GET', '/v1/templates', account.readOnly)).body as { data: { id: string }[] }).data.map((template) => template.id);
+  const photos = await Promise.all(PHOTOS.map(async (name) => {
+    const path = join(PETS_DIR, name);
+    return existsSync(path) ? { name, body: await readFile(path), type: 'image/jpeg' } : { name: 'synthetic.png', body: await petPhoto(512), type: 'image/png' };
+  }));
+  const clip = toneWav(CLIP_SECONDS);
+  console.log(`service: /health after ${healthyAfter.toFixed(1)} s, template previews done after ${warmAfter.toFixed(1)} s`);
+  console.log(`stream: ${RATE_PER_MINUTE} videos a minute for ${DURATION_S} s, alternately a template song and an uploaded ${CLIP_SECONDS} s clip; photos ${[...new Set(photos.map((photo) => photo.name))].join(', ')}`);
+
+  const before = await scrape();
+  const cpuBefore = processTreeSeconds(service.pid!);
+  const outcomes: Outcome[] = [];
+  const runs: Promise<void>[] = [];
+  const streamStart = Date.now();
+  const count = Math.floor((DURATION_S * RATE_PER_MINUTE) / 60);
+  for (let i = 0; i < count; i++) {
+    const at = streamStart + (i * 60_000) / RATE_PER_MINUTE;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+    const outcome: Outcome = { kind: i % 2 === 0 ? 'template' : 'upload', createdAt: Date.now() };
+    outcomes.push(outcome);
+    runs.push(createAndFollow(outcome, account.readWrite, photos[i % photos.length]!, templateIds[i % templateIds.length]!, clip).catch((error: unknown) => {
+      outcome.error = String(error);
+    }));
+  }
+  const drainDeadline = Date.now() + DRAIN_S * 1000;
+  await Promise.race([Promise.all(runs), new Promise((resolve) => setTimeout(resolve, Math.max(0, drainDeadline - Date.now())))]);
+  const streamEnd = Date.now();
+  const cpuAfter = processTreeSeconds(service.pid!);
+  const after = await scrape();
+
+  report(outcomes, streamStart, streamEnd, before, after, cpuBefore, cpuAfter);
+} catch (error) {
+  console.error(`${String(error)}\nthe service's output ended with:\n${log}`);
+  process.exitCode = 1;
+} finally {
+  await stopProcess(service);
+  await context.close();
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+async function createAndFollow(outcome: Outcome, key: string, photo: { name: string; body: Buffer; type: string }, templateId: string, clip: Buffer): Promise<void> {
+  const image = new FormData();
+  image.append('image', new Blob([photo.body], { type: photo.type }), photo.name);
+  const checked = await api('POST', '/v1/images', key, image);
+  if (checked.status !== 201) throw new Error(`POST /v1/images answered ${checked.status}: ${JSON.stringify(checked.body)}`);
+  const imageId = (checked.body as { id: string }).id;
+  let sound: { template_id: string } | { audio_id: string } = { template_id: templateId };
+  if (outcome.kind === 'upload') {
+    const audio = new FormData();
+    audio.append('audio', new Blob([clip], { type: 'audio/wav' }), 'clip.wav');
+    const stored = await api('POST', '/v1/audio', key, audio);
+    if (stored.status !== 201) throw new Error(`POST /v1/audio answered ${stored.status}: ${JSON.stringify(stored.body)}`);
+    sound = { audio_id: (stored.body as { id: string }).id };
+  }
+  const created = await api('POST', '/v1/videos', key, { ...sound, image_id: imageId });
+  if (created.status !== 202) throw new Error(`POST /v1/videos answered ${created.status}: ${JSON.stringify(created.body)}`);
+  outcome.accepted = Date.now();
+  // The video's event stream, read to its end: the completion as seen here.
+  const response = await fetch(`${baseUrl}/v1/videos/${(created.body as { id: string }).id}/events`, { headers: { Authorization: `Bearer ${key}` } });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of response.body!) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+      buffer = buffer.slice(end + 2);
+      if (!data) continue;
+      const video = JSON.parse(data.slice(6)) as { status: string };
+      if (video.status === 'completed' || video.status === 'failed') {
+        outcome.status = video.status;
+        outcome.finishedAt = Date.now();
+        return;
+      }
+    }
+  }
+}
+
+function report(outcomes: Outcome[], streamStart: number, streamEnd: number, before: Series[], after: Series[], cpuBefore: TreeSeconds, cpuAfter: TreeSeconds): void {
+  const completed = outcomes.filter((outcome) => outcome.status === 'completed');
+  const lastFinish = Math.max(...completed.map((outcome) => outcome.finishedAt!));
+  const hours = (lastFinish - streamStart) / 3_600_000;
+  const seconds = (values: number[], p: number) => (percentile(values, p) / 1000).toFixed(1);
+  const latency = completed.map((outcome) => outcome.finishedAt! - outcome.createdAt);
+  console.log(`\nvideos: ${outcomes.length} created, ${completed.length} completed, ${outcomes.filter((o) => o.status === 'failed').length} failed, ${outcomes.filter((o) => o.error).length} errors, ${outcomes.filter((o) => !o.status && !o.error).length} unfinished after the drain (${((streamEnd - streamStart) / 1000).toFixed(0)} s in all)`);
+  for (const outcome of outcomes.filter((o) => o.error).slice(0, 3)) console.log(`  error: ${outcome.error}`);
+  console.log(`throughput: ${(completed.length / hours).toFixed(0)} videos per hour (completed, first create to last completion)\n`);
+  printTable(['create → completed (s)', 'p50', 'p95', 'p99', 'max'], [
+    ['all', seconds(latency, 50), seconds(latency, 95), seconds(latency, 99), seconds(latency, 100)],
+    ...(['template', 'upload'] as const).map((kind) => {
+      const of = completed.filter((outcome) => outcome.kind === kind).map((outcome) => outcome.finishedAt! - outcome.createdAt);
+      return [kind, seconds(of, 50), seconds(of, 95), seconds(of, 99), seconds(of, 100)];
+    }),
+  ]);
+  const delta = (name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
+  // The wait for a render node, as the service measured it (petsing_render_queue_wait_seconds): a stream opened after
+  // the create misses a `queued` stage shorter than the time it takes to open.
+  const waits = delta('petsing_render_queue_wait_seconds_count');
+  const waitBound = (p: number) => {
+    const buckets = after
+      .filter((series) => series.name === 'petsing_render_queue_wait_seconds_bucket')
+      .map((series) => ({ le: Number(series.labels.le === '+Inf' ? Infinity : series.labels.le), count: delta(series.name, { le: series.labels.le! }) }))
+      .sort((a, b) => a.le - b.le);
+    return `≤ ${buckets.find((bucket) => bucket.count >= (p / 100) * waits)?.le ?? '–'}`;
+  };
+  console.log(`\nqueue wait (queued → a render node took it), ${waits} renders: mean ${(delta('petsing_render_queue_wait_seconds_sum') / waits).toFixed(2)} s, p50 ${waitBound(50)} s, p95 ${waitBound(95)} s, p99 ${waitBound(99)} s (histogram buckets)`);
+  const perVideo = (value: number) => (completed.length ? (value / completed.length).toFixed(2) : '–');
+  console.log('');
+  printTable(['stage', 'count', 'seconds per video (wall)'], ['photo_check', 'audio_preparation', 'frames', 'encode', 'upload'].map((stage) => [
+    stage,
+    delta('petsing_render_stage_duration_seconds_count', { stage }),
+    perVideo(delta('petsing_render_stage_duration_seconds_sum', { stage })),
+  ]));
+  console.log('');
+  const cpu = (key: keyof TreeSeconds) => cpuAfter[key] - cpuBefore[key];
+  printTable(['CPU-seconds per completed video', 'seconds'], [
+    ['petsing process (API, workers, face rig threads)', perVideo(cpu('service'))],
+    ['its finished children (ffmpeg, ffprobe, espeak-ng)', perVideo(cpu('reaped'))],
+    ['its running children (the Temporal dev server)', perVideo(cpu('temporal'))],
+    ['Postgres (every backend of the machine)', perVideo(cpu('postgres'))],
+    ['all of these', perVideo(cpu('service') + cpu('reaped') + cpu('temporal') + cpu('postgres'))],
+  ]);
+}
+
+async function api(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const form = body instanceof FormData;
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && !form ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function scrape(): Promise<Series[]> {
+  return parseScrape(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+}
+
+async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (service.exitCode !== null) throw new Error(`petsing start exited ${service.exitCode} while waiting for ${what}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`${what} did not happen within ${seconds} s`);
+}
