@@ -242,11 +242,11 @@ describe('crash recovery of paid videos', () => {
     const sweeper = service.context.services.sweeper;
 
     // Young objects may belong to a create still in progress: left alone.
-    expect(await sweeper.sweep({ uploads: false, objects: true }, new Date(Date.now() - 60_000))).toMatchObject({ orphanVideoObjects: 0 });
+    expect(await sweeper.sweep({ scratch: false, objects: true }, new Date(Date.now() - 60_000))).toMatchObject({ orphanVideoObjects: 0 });
     expect(await objects.exists(`${videoObjectPrefix(orphan)}image.png`)).toBe(true);
 
     const later = new Date(Date.now() + 3600_000);
-    expect(await sweeper.sweep({ uploads: false, objects: true }, later)).toMatchObject({ orphanVideoObjects: 2 });
+    expect(await sweeper.sweep({ scratch: false, objects: true }, later)).toMatchObject({ orphanVideoObjects: 2 });
     expect(await objects.exists(`${videoObjectPrefix(orphan)}image.png`)).toBe(false);
     expect(await objects.exists(kept!.video.image_key!)).toBe(true);
   }, 120_000);

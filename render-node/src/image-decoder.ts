@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { MAX_INPUT_PIXELS, MAX_INPUT_SIDE } from '@petsing/workflows/media';
 import { runProcess, withScratchDirectory } from '@petsing/platform/tools';
+import { RENDER_SCRATCH } from './scratch.ts';
 import { RenderError } from './errors.ts';
 
 /** Packed 8-bit RGB, row-major. */
@@ -56,7 +57,7 @@ async function toWorkingRgb(input: string | Buffer, autoOrient: boolean, maxSide
  * which uses libde265). libheif applies the HEIF rotation boxes itself.
  */
 async function decodeHeicWithHeifConvert(path: string, maxSide: number): Promise<RgbImage> {
-  return withScratchDirectory('petsing-heic', async (dir) => {
+  return withScratchDirectory(RENDER_SCRATCH.heic, async (dir) => {
     const target = join(dir, 'decoded.png');
     const result = await runProcess('heif-convert', [path, target]).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {

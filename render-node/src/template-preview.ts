@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { MouthTrack } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { withScratchDirectory } from '@petsing/platform/tools';
+import { RENDER_SCRATCH } from './scratch.ts';
 import type { LipSyncModel } from './lipsync-model.ts';
 import type { Logger } from './logger.ts';
 import { renderVideo, type RenderResult } from './render-pipeline.ts';
@@ -23,7 +24,7 @@ export async function renderTemplatePreview(options: {
   logger?: Logger;
   signal?: AbortSignal;
 }): Promise<RenderResult> {
-  return withScratchDirectory('petsing-preview', async (dir) => {
+  return withScratchDirectory(RENDER_SCRATCH.preview, async (dir) => {
     const imagePath = join(dir, 'sample-pet.png');
     await writeFile(imagePath, await renderSamplePet(1024));
     return await renderVideo({ ...options, imagePath, watermark: false, faceHints: SAMPLE_PET_FACE });

@@ -11,9 +11,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { sql } from 'kysely';
 import { parseArgs } from 'node:util';
 import { loadControlPlaneConfig } from '../../control-plane/src/config/env.ts';
 import { createLogger } from '../../control-plane/src/logging/logger.ts';
@@ -80,7 +81,6 @@ let log = '';
 const service = spawn(process.execPath, [PETSING_CLI, 'start'], { env: serviceProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
 service.stdout!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
 service.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
-const context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
 
 try {
   await until('GET /health', 300, async () => (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false);
@@ -91,7 +91,10 @@ try {
     return templates.length > 0 && templates.every((template) => template.preview_video_url);
   });
   const warmAfter = (Date.now() - started) / 1000;
-  const account = await createTestAccount(context, 'load@example.com', 100_000);
+  // The account through this process's own services on the same database, closed before the service stops (its
+  // Temporal client would otherwise wait for the service's dev server).
+  const context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
+  const account = await createTestAccount(context, 'load@example.com', 100_000).finally(() => context.close());
   const templateIds = ((await api('GET', '/v1/templates', account.readOnly)).body as { data: { id: string }[] }).data.map((template) => template.id);
   const photos = await Promise.all(PHOTOS.map(async (name) => {
     const path = join(PETS_DIR, name);
@@ -102,6 +105,8 @@ try {
   console.log(`stream: ${RATE_PER_MINUTE} videos a minute for ${DURATION_S} s, alternately a template song and an uploaded ${CLIP_SECONDS} s clip; photos ${[...new Set(photos.map((photo) => photo.name))].join(', ')}`);
 
   const before = await scrape();
+  const writesBefore = await databaseWrites();
+  const storedBefore = await storedBytes();
   const cpuBefore = processTreeSeconds(service.pid!);
   const outcomes: Outcome[] = [];
   const runs: Promise<void>[] = [];
@@ -121,17 +126,33 @@ try {
   const streamEnd = Date.now();
   const cpuAfter = processTreeSeconds(service.pid!);
   const after = await scrape();
+  // Postgres publishes a backend's statistics within a second or so of its transactions.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const writesAfter = await databaseWrites();
+  const storedAfter = await storedBytes();
 
-  report(outcomes, streamStart, streamEnd, before, after, cpuBefore, cpuAfter);
+  const completed = report(outcomes, streamStart, streamEnd, before, after, cpuBefore, cpuAfter);
+  const perVideo = (value: number) => (completed ? (value / completed).toFixed(1) : '–');
+  console.log('');
+  printTable(['database, per completed video', 'count'], [
+    ['transactions committed', perVideo(writesAfter.xact_commit - writesBefore.xact_commit)],
+    ['rows inserted', perVideo(writesAfter.tup_inserted - writesBefore.tup_inserted)],
+    ['rows updated', perVideo(writesAfter.tup_updated - writesBefore.tup_updated)],
+    ['rows deleted', perVideo(writesAfter.tup_deleted - writesBefore.tup_deleted)],
+  ]);
+  console.log('');
+  const kinds = [...new Set([...storedAfter.keys()])].sort();
+  printTable(['stored, per completed video', 'KB'], kinds.map((kind) => [kind, perVideo(((storedAfter.get(kind) ?? 0) - (storedBefore.get(kind) ?? 0)) / 1024)]));
 } catch (error) {
   console.error(`${String(error)}\nthe service's output ended with:\n${log}`);
   process.exitCode = 1;
 } finally {
   await stopProcess(service);
-  await context.close();
   await database.drop();
   await rm(dataDir, { recursive: true, force: true });
 }
+// The Temporal SDK's native runtime, created by the account's services, holds the event loop open: exit as the other benches do.
+process.exit(process.exitCode ?? 0);
 
 async function createAndFollow(outcome: Outcome, key: string, photo: { name: string; body: Buffer; type: string }, templateId: string, clip: Buffer): Promise<void> {
   const image = new FormData();
@@ -171,7 +192,8 @@ async function createAndFollow(outcome: Outcome, key: string, photo: { name: str
   }
 }
 
-function report(outcomes: Outcome[], streamStart: number, streamEnd: number, before: Series[], after: Series[], cpuBefore: TreeSeconds, cpuAfter: TreeSeconds): void {
+/** Prints the run's figures; answers how many videos completed. */
+function report(outcomes: Outcome[], streamStart: number, streamEnd: number, before: Series[], after: Series[], cpuBefore: TreeSeconds, cpuAfter: TreeSeconds): number {
   const completed = outcomes.filter((outcome) => outcome.status === 'completed');
   const lastFinish = Math.max(...completed.map((outcome) => outcome.finishedAt!));
   const hours = (lastFinish - streamStart) / 3_600_000;
@@ -215,6 +237,36 @@ function report(outcomes: Outcome[], streamStart: number, streamEnd: number, bef
     ['Postgres (every backend of the machine)', perVideo(cpu('postgres'))],
     ['all of these', perVideo(cpu('service') + cpu('reaped') + cpu('temporal') + cpu('postgres'))],
   ]);
+  return completed.length;
+}
+
+/** The bench database's commits and row writes so far (pg_stat_database). */
+async function databaseWrites(): Promise<{ xact_commit: number; tup_inserted: number; tup_updated: number; tup_deleted: number }> {
+  const { rows } = await sql<Record<'xact_commit' | 'tup_inserted' | 'tup_updated' | 'tup_deleted', string>>`
+    select xact_commit, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname = current_database()`.execute(database.db);
+  const row = rows[0]!;
+  return { xact_commit: Number(row.xact_commit), tup_inserted: Number(row.tup_inserted), tup_updated: Number(row.tup_updated), tup_deleted: Number(row.tup_deleted) };
+}
+
+/** Bytes in the local object store by kind of object (a video's MP4, thumbnail, photo, audio; the rest by first key segment). */
+async function storedBytes(): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  const objects = join(dataDir, 'object-store', 'objects');
+  for (const entry of await readdir(objects, { recursive: true, withFileTypes: true }).catch(() => [])) {
+    if (!entry.isFile()) continue;
+    const key = relative(objects, join(entry.parentPath, entry.name)).split(sep);
+    const kind = key[0] === 'videos' ? videoObjectKind(key.at(-1)!) : `${key[0]}/`;
+    sizes.set(kind, (sizes.get(kind) ?? 0) + (await stat(join(entry.parentPath, entry.name))).size);
+  }
+  return sizes;
+}
+
+function videoObjectKind(name: string): string {
+  if (name.startsWith('video-')) return 'video MP4';
+  if (name.startsWith('thumbnail-')) return 'thumbnail JPEG';
+  if (name.startsWith('image')) return 'photo';
+  if (name.startsWith('audio')) return 'audio (source and prepared)';
+  return 'other per-video objects';
 }
 
 async function api(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: unknown }> {

@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import { megabytes } from '@petsing/workflows/api-rules';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
 import { SNIFF_BYTES, sniffContentType, type AcceptKind } from '../media/content-sniffer.ts';
-import { createUploadFolder } from '../media/upload-folders.ts';
+import { createUploadFolder } from '../media/scratch-folders.ts';
 import { INVALID_TEXT_MESSAGE, isValidText } from '../services/text.ts';
 
 /** What one file field of a form accepts. */

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { withScratchDirectory } from '@petsing/platform/tools';
+import { SCRATCH_FOLDERS } from './scratch-folders.ts';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
@@ -45,7 +46,7 @@ export class AudioPreparer {
   }
 
   private async prepareNow(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
-    return withScratchDirectory('petsing-audio', async (directory) => {
+    return withScratchDirectory(SCRATCH_FOLDERS.audio, async (directory) => {
       const source = join(directory, 'source');
       const prepared = join(directory, 'prepared.wav');
       const object = await this.objects.get(sourceKey);

@@ -48,7 +48,7 @@ import { EmailDispatcher } from '../services/email-dispatcher.ts';
 import { createSmtpSender } from '../email/smtp-sender.ts';
 import { VideoReconciler } from '../services/video-reconciler.service.ts';
 import { OrphanSweeper } from '../services/orphan-sweeper.service.ts';
-import { removeAbandonedUploadFolders } from '../media/upload-folders.ts';
+import { removeAbandonedScratchFolders } from '../media/scratch-folders.ts';
 import { RecurringWork } from '../temporal/recurring-work.ts';
 import { createSpeechProvider } from '../media/speech/create-speech-provider.ts';
 import { SpeechService } from '../services/speech.service.ts';
@@ -180,7 +180,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     webhookUrls: webhooks,
     metrics,
   });
-  const sweeper = new OrphanSweeper(objectStore, videoRepository, removeAbandonedUploadFolders, {
+  const sweeper = new OrphanSweeper(objectStore, videoRepository, removeAbandonedScratchFolders, {
     intervalSeconds: config.env.SWEEP_INTERVAL_SECONDS,
     minAgeSeconds: config.env.SWEEP_MIN_AGE_SECONDS,
   }, logger);

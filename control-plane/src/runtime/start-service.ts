@@ -74,7 +74,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       }
     }
     if (parts.api || parts.controlWorker) {
-      const sweep = context.services.sweeper.start({ uploads: parts.api, objects: parts.controlWorker });
+      const sweep = context.services.sweeper.start({ scratch: true, objects: parts.controlWorker });
       lifecycle.add('orphan sweep', sweep.stop);
     }
     if (parts.api) {

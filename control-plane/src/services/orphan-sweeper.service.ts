@@ -15,38 +15,40 @@ export type SweepSettings = {
   minAgeSeconds: number;
 };
 
-export type SweepResult = { uploadFolders: number; abandonedWrites: number; orphanVideoObjects: number };
+type SweepParts = { scratch: boolean; objects: boolean };
+
+export type SweepResult = { scratchFolders: number; abandonedWrites: number; orphanVideoObjects: number };
 
 /**
- * Removes what crashed processes leave behind, at start and then periodically: request upload folders
- * (this host's temp folder), half-written objects in the object store, and objects under `videos/<id>/`
+ * Removes what crashed processes leave behind, at start and then periodically: scratch folders (request
+ * uploads, speech, soundtrack and audio work folders in this host's temp folder), half-written objects in the object store, and objects under `videos/<id>/`
  * whose video row does not exist (a create that died before its row committed, a delete that died midway).
  */
 export class OrphanSweeper {
   constructor(
     private readonly objects: ObjectStore,
     private readonly videos: VideoRepository,
-    private readonly removeUploadFolders: (changedBefore: Date) => Promise<number>,
+    private readonly removeScratchFolders: (changedBefore: Date) => Promise<number>,
     private readonly settings: SweepSettings,
     private readonly logger: Logger,
   ) {}
 
-  /** The API sweeps its upload folders; a control worker sweeps the shared object store. */
-  start(parts: { uploads: boolean; objects: boolean }): RepeatingTask {
+  /** A process sweeps this host's scratch folders (`scratch`); a control worker also sweeps the shared object store. */
+  start(parts: SweepParts): RepeatingTask {
     return repeatEvery(
       this.settings.intervalSeconds * 1000,
       async () => {
         const result = await this.sweep(parts);
-        if (result.uploadFolders + result.abandonedWrites + result.orphanVideoObjects > 0) this.logger.info(result, 'removed files left by crashed processes');
+        if (result.scratchFolders + result.abandonedWrites + result.orphanVideoObjects > 0) this.logger.info(result, 'removed files left by crashed processes');
       },
       (error) => this.logger.error({ err: error }, 'sweeping orphaned files failed'),
     );
   }
 
-  async sweep(parts: { uploads: boolean; objects: boolean }, now = new Date()): Promise<SweepResult> {
+  async sweep(parts: SweepParts, now = new Date()): Promise<SweepResult> {
     const cutoff = new Date(now.getTime() - this.settings.minAgeSeconds * 1000);
     return {
-      uploadFolders: parts.uploads ? await this.removeUploadFolders(cutoff) : 0,
+      scratchFolders: parts.scratch ? await this.removeScratchFolders(cutoff) : 0,
       abandonedWrites: parts.objects ? await this.objects.removeAbandonedWrites(cutoff) : 0,
       orphanVideoObjects: parts.objects ? await this.removeOrphanVideoObjects(cutoff) : 0,
     };

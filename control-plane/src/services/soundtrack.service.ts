@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/platform/tools';
+import { SCRATCH_FOLDERS } from '../media/scratch-folders.ts';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -65,7 +66,7 @@ export class SoundtrackService {
     if (video.durationSeconds !== undefined && video.durationSeconds < MIN_AUDIO_SECONDS) throw tooShort(video.durationSeconds);
     const media = await this.download(sourceUrl, video, signal);
 
-    return withScratchDirectory('petsing-soundtrack', async (directory) => {
+    return withScratchDirectory(SCRATCH_FOLDERS.soundtrack, async (directory) => {
       const source = join(directory, 'source');
       const mp3 = join(directory, 'soundtrack.mp3');
       await writeFile(source, media.body);

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/platform/tools';
+import { SCRATCH_FOLDERS } from '../media/scratch-folders.ts';
 import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 import { ObjectNotFoundError, type GetResult, type ObjectStore } from '@petsing/platform/storage';
 import { AppError, notFound } from '../errors/app-error.ts';
@@ -62,7 +63,7 @@ export class SpeechService {
     }
     const voice = this.findVoice(input.voiceId);
     if (!voice) throw new AppError('unknown_voice', `There is no voice ${JSON.stringify(input.voiceId)}.`);
-    return withScratchDirectory('petsing-speech', async (directory) => {
+    return withScratchDirectory(SCRATCH_FOLDERS.speech, async (directory) => {
       const speech = await this.speak(voice.id, text, directory, signal);
       return this.hostedAudio.store(userId, 'tts', speech.path, speech.durationSeconds);
     });
@@ -104,7 +105,7 @@ export class SpeechService {
     // A request that found no sample can get here just after another one finished making it.
     if (await this.objects.exists(key)) return;
     const sentence = SAMPLE_SENTENCES[voice.language.split('-')[0]!.toLowerCase()] ?? SAMPLE_SENTENCES.en!;
-    await withScratchDirectory('petsing-speech', async (directory) => {
+    await withScratchDirectory(SCRATCH_FOLDERS.speech, async (directory) => {
       const sample = await this.speak(voice.id, sentence, directory);
       await this.objects.put(key, createReadStream(sample.path), { contentType: 'audio/mpeg' });
     });

@@ -1,12 +1,12 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FAILURE_TYPES, MouthTrack, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/platform/storage';
-import { withScratchDirectory } from '@petsing/platform/tools';
+import { createScratchDirectory, withScratchDirectory } from '@petsing/platform/tools';
+import { RENDER_SCRATCH } from '../scratch.ts';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import { withFields, type Logger } from '../logger.ts';
@@ -50,7 +50,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
   return {
     async renderLipSync(input: RenderLipSyncInput) {
       const context = Context.current();
-      const directory = await mkdtemp(join(tmpdir(), 'petsing-render-'));
+      const directory = await createScratchDirectory(RENDER_SCRATCH.render);
       let progress = 0;
       let signalled = 0;
       const heartbeat = setInterval(() => context.heartbeat({ progress }), HEARTBEAT_INTERVAL_MS);
@@ -125,7 +125,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
     },
 
     async detectFace(input: DetectFaceInput): Promise<DetectFaceResult> {
-      return withScratchDirectory('petsing-detect', async (directory) => {
+      return withScratchDirectory(RENDER_SCRATCH.detect, async (directory) => {
         try {
           const started = performance.now();
           const imagePath = join(directory, 'image');

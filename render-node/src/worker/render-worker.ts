@@ -25,6 +25,7 @@ import { loadLipSyncModel } from '../lipsync-model.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { loadPetFaceModel } from '../pet-face-model.ts';
 import type { Logger } from '../logger.ts';
+import { startScratchSweep } from '../scratch.ts';
 import { createRenderActivities } from './render-activities.ts';
 import { deviceOf, noRenderNodeMetrics, type RenderNodeMetrics } from './render-metrics.ts';
 
@@ -111,9 +112,11 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     }),
     await serve(TASK_QUEUES.detect, env.RENDER_DETECT_CONCURRENCY, { detectFace: activities.detectFace }),
   ];
+  const scratchSweep = startScratchSweep(logger);
   return {
     stop: async () => {
       await Promise.all(running.map((worker) => worker.stop()));
+      await scratchSweep.stop();
       // The client retries a failed signal from a timer, which throws once the connection is closed.
       await Promise.allSettled(signalsInFlight);
       await temporal.close();

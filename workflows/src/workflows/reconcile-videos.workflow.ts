@@ -11,7 +11,7 @@ const control = proxyParsedActivities(controlActivitySchemas, {
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
 });
 
-export const reconcilerSettingsSignal = defineSignal<[ReconcilerSettings]>(RECONCILER_WORKFLOW.settingsSignal);
+const reconcilerSettingsSignal = defineSignal<[ReconcilerSettings]>(RECONCILER_WORKFLOW.settingsSignal);
 
 /**
  * Rounds per run before the workflow continues as new: about an hour at the default interval, and about 700

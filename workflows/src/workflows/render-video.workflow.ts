@@ -65,7 +65,7 @@ const render = proxyParsedActivities(renderActivitySchemas, {
 });
 
 export const renderProgressSignal = defineSignal<[number]>(RENDER_PROGRESS_SIGNAL);
-export const renderStartedSignal = defineSignal(RENDER_STARTED_SIGNAL);
+const renderStartedSignal = defineSignal(RENDER_STARTED_SIGNAL);
 export const progressQuery = defineQuery<number>(PROGRESS_QUERY);
 
 /** Progress is persisted in steps of this size, so a render adds only a handful of history events. */
