@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInWebUser } from '../../test/support/accounts.ts';
 import { json } from '../../test/support/http.ts';
@@ -19,9 +20,25 @@ async function builtApp(): Promise<string> {
     join(dir, 'index.html'),
     '<!doctype html><html><head><meta name="petsing-config" content="{}"><script type="module" crossorigin src="/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>',
   );
-  await writeFile(join(dir, 'assets', 'index-Ab12Cd34.js'), 'console.log("app");\n');
+  await writeFile(join(dir, 'assets', 'index-Ab12Cd34.js'), APP_SCRIPT);
+  // The build's precompressed copies (dashboard/vite.config.ts).
+  await writeFile(join(dir, 'assets', 'index-Ab12Cd34.js.br'), brotliCompressSync(APP_SCRIPT));
+  await writeFile(join(dir, 'assets', 'index-Ab12Cd34.js.gz'), gzipSync(APP_SCRIPT));
   return dir;
 }
+
+/** The built app's script: more than the 1 KB below which nothing is compressed. */
+const APP_SCRIPT = `console.log("app");\n${'// padding so the script is worth compressing\n'.repeat(40)}`;
+
+/** A GET with exactly these headers, answered as raw bytes (fetch would ask for and undo compression itself). */
+const rawGet = (url: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
 
 /** A GET that sends no Accept header at all (fetch always adds one). */
 const getWithoutAccept = (url: string) =>
@@ -142,6 +159,45 @@ describe('the web app served by the API (built)', () => {
     const missing = await fetch(url('/assets/index-00000000.js'), { headers: { Accept: BROWSER_ACCEPT } });
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.code).toBe('not_found');
+  });
+
+  it('sends the built files precompressed: brotli when accepted, else gzip, else plain, each with the asset\'s type', async () => {
+    const brotli = await rawGet(url('/assets/index-Ab12Cd34.js'), { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(brotli.status).toBe(200);
+    expect(brotli.headers['content-encoding']).toBe('br');
+    expect(brotli.headers['content-type']).toMatch(/javascript/);
+    expect(brotli.headers['cache-control']).toBe(IMMUTABLE);
+    expect(brotli.headers.vary).toMatch(/Accept-Encoding/);
+    expect(brotliDecompressSync(brotli.body).toString()).toBe(APP_SCRIPT);
+    const gzip = await rawGet(url('/assets/index-Ab12Cd34.js'), { 'Accept-Encoding': 'gzip, deflate' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.body).toString()).toBe(APP_SCRIPT);
+    const plain = await rawGet(url('/assets/index-Ab12Cd34.js'), { 'Accept-Encoding': 'identity' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toBe(APP_SCRIPT);
+    // A client that refuses brotli (q=0) gets gzip.
+    expect((await rawGet(url('/assets/index-Ab12Cd34.js'), { 'Accept-Encoding': 'br;q=0, gzip' })).headers['content-encoding']).toBe('gzip');
+  });
+
+  it('compresses what the API answers (the page, JSON) as the client accepts, and a small answer not at all', async () => {
+    const document = await rawGet(url('/openapi.json'), { 'Accept-Encoding': 'br' });
+    expect(document.headers['content-encoding']).toBe('br');
+    expect(document.headers.vary).toMatch(/Accept-Encoding/);
+    const text = brotliDecompressSync(document.body).toString();
+    expect(JSON.parse(text).openapi).toMatch(/^3\./);
+    expect(document.body.length, 'brotli makes the OpenAPI document much smaller').toBeLessThan(text.length / 4);
+    const gzip = await rawGet(url('/openapi.json'), { 'Accept-Encoding': 'gzip' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(gzip.body).toString()).openapi).toMatch(/^3\./);
+    expect((await rawGet(url('/openapi.json'), {})).headers['content-encoding']).toBeUndefined();
+    // index.html, with its settings, is compressed on the way out like any HTML.
+    const page = await rawGet(url('/app'), { Accept: BROWSER_ACCEPT, 'Accept-Encoding': 'br' });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-encoding'] ?? 'identity').toMatch(/^(br|identity)$/);
+    // Below compression's threshold (1 KB) an answer goes as it is.
+    const health = await rawGet(url('/health'), { 'Accept-Encoding': 'br' });
+    expect(health.headers['content-encoding']).toBeUndefined();
+    expect(health.body.toString()).toBe('OK');
   });
 
   it('API paths answer JSON to browsers too, and paths that only look like the app are 404', async () => {

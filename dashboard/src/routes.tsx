@@ -26,6 +26,8 @@ export const router = createBrowserRouter([
   {
     path: '/',
     element: <Shell />,
+    // Shown while the first page's lazy route loads (the router warns without one).
+    HydrateFallback: () => <p role="status">Loading…</p>,
     children: [
       { index: true, element: <Landing /> },
       { path: 'app/sign-in', lazy: async () => ({ Component: (await import('./pages/SignIn.tsx')).SignIn }) },

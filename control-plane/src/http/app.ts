@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
+import { compressResponses } from './middleware/compression.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
 import { devIdentityRoutes, devSignInEnabled, registerDevIdentityPaths } from './routes/dev-identity.routes.ts';
@@ -30,6 +31,7 @@ export function createApp(context: AppContext): Express {
   app.set('trust proxy', context.config.env.TRUST_PROXY);
   app.use(requestMetrics(context.services.metrics));
   app.use(requestLogging(context.logger));
+  app.use(compressResponses());
   // OAuth clients on any origin use discovery, registration and tokens; /mcp has its own list (mcp.routes.ts);
   // everything else follows CORS_ALLOWED_ORIGINS.
   app.use(OAUTH_CLIENT_PATHS, crossOrigin('any'));

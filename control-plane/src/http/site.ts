@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import express, { Router, type Request, type Response } from 'express';
+import { extname, join, resolve } from 'node:path';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { AppContext } from '../runtime/app-context.ts';
 
 /** Where `npm run build:dashboard` writes the web app (dashboard/dist of the repository), unless DASHBOARD_DIR says otherwise. */
@@ -80,6 +81,33 @@ function siteSettings(context: AppContext): SiteSettings {
   };
 }
 
+/** Built files are named by their content: cached for a year, never revalidated. */
+const ASSET_CACHING = { immutable: true, maxAge: '365d' } as const;
+/** A built file's name: the build writes the assets folder flat (no folders, nothing to climb out of). */
+const ASSET_NAME = /^\/[\w.-]+$/;
+/** The precompressed copies the build writes beside each asset (dashboard/vite.config.ts), by content coding. */
+const PRECOMPRESSED = { br: '.br', gzip: '.gz' } as const;
+
+/**
+ * Serves an asset's precompressed copy (brotli, else gzip, as the request accepts; compressed once at build time
+ * at the best level) with the asset's own type. Without an accepted copy the plain file follows (express.static).
+ */
+function precompressedAssets(assets: string): RequestHandler {
+  return (req, res, next) => {
+    res.vary('Accept-Encoding');
+    // Brotli whenever it is accepted at all: browsers list gzip first, yet brotli is the smaller.
+    const encoding = req.acceptsEncodings('br') ? 'br' : req.acceptsEncodings('gzip') ? 'gzip' : undefined;
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !encoding || !ASSET_NAME.test(req.path)) return next();
+    const copy = join(assets, `${req.path}${PRECOMPRESSED[encoding]}`);
+    if (!existsSync(copy)) return next();
+    res.type(extname(req.path)).set('Content-Encoding', encoding);
+    res.sendFile(copy, { ...ASSET_CACHING, dotfiles: 'deny' }, (error) => {
+      // A client that hung up mid-file is no error to report; one before any byte is (a copy that went missing).
+      if (error && !res.headersSent) next(error);
+    });
+  };
+}
+
 /** Browsers ask for HTML first; API clients for JSON, for anything (`*∕*`) or send no Accept at all. */
 const prefersHtml = (req: Request) => req.accepts(['application/json', 'text/html']) === 'text/html';
 
@@ -135,9 +163,8 @@ export function siteRoutes(context: AppContext): Router {
   router.get([APP_PATH_PREFIX, `${APP_PATH_PREFIX}/*splat`, ...APP_RETURN_PAGES, AUTHORIZATION_PAGE], async (_req, res, next) => {
     if (!(await sendIndex(res))) next();
   });
-  router.use(
-    ASSETS_PATH,
-    express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false, redirect: false, fallthrough: true, dotfiles: 'ignore' }),
-  );
+  const assets = join(dir, 'assets');
+  router.use(ASSETS_PATH, precompressedAssets(assets));
+  router.use(ASSETS_PATH, express.static(assets, { ...ASSET_CACHING, index: false, redirect: false, fallthrough: true, dotfiles: 'ignore' }));
   return router;
 }

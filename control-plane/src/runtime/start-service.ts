@@ -6,7 +6,7 @@ import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
 import { messageFirstLogger, type Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
-import { assertDevServerPortsFree, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
+import { claimDevServerPorts, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
 import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
@@ -24,8 +24,9 @@ export type ServiceParts = { api: boolean; controlWorker: boolean; renderWorker:
  */
 export async function startService(config: ControlPlaneConfig, logger: Logger, parts: ServiceParts): Promise<StartedService> {
   const embeddedTemporal = config.embedded.temporal && parts.api && parts.controlWorker;
-  // Before anything starts: a taken dev-server port must stop the start, not attach the workers to another server.
-  if (embeddedTemporal) await assertDevServerPortsFree(config);
+  // Before anything starts: a taken dev-server port must stop the start, not attach the workers to another server
+  // (a leftover dev server of this DATA_DIR from a crashed run is stopped instead).
+  if (embeddedTemporal) await claimDevServerPorts(config, logger);
   // One metrics endpoint per process (docs/metrics.md): the API's port when it runs the API (the embedded
   // service's parts all count into it), else the control worker's; the Temporal SDK's own 100 above it.
   const { env } = config;

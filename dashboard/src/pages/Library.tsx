@@ -13,6 +13,10 @@ export function Library() {
   const notice = (location.state as { notice?: string } | null)?.notice;
   const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1);
   const videos = useLoad((signal) => call(api.GET('/user/videos', { params: { query: { page, pageSize: PAGE_SIZE } }, signal })), `videos-${page}`);
+  // The song names (cached by the browser for an hour); a video without a template sang the person's own sound.
+  const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
+  const songOf = (templateId: string | null) =>
+    templateId === null ? 'Your own sound' : (templates.data?.find((template) => template.id === templateId)?.name ?? 'A song');
   const data = videos.data;
 
   return (
@@ -49,11 +53,11 @@ export function Library() {
                   <span className="thumb thumb-empty" aria-hidden="true" />
                 )}
                 <span className="video-text">
-                  <span className="video-title">{formatDateTime(video.created_at)}</span>
+                  <span className="video-title">{songOf(video.template_id)}</span>
                   <span className={`badge badge-${video.status}`}>{statusText(video)}</span>
                   {video.has_watermark ? <span className="badge badge-watermark">Watermark</span> : null}
                   <span className="muted small">
-                    {aspectLabel(video.aspect)}
+                    {aspectLabel(video.aspect)} · {formatDateTime(video.created_at)}
                     {video.origin === 'api' ? ' · made with the API' : ''}
                   </span>
                   {video.status === 'failed' ? <span className="failure small">{failureReason(video.error)}</span> : null}

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, PETSING_CLI, portsFree, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * `petsing start` on its embedded defaults (PGlite, local store) with its own Temporal dev server: the dev server
+ * never outlives petsing (not even a SIGKILL of it), and a dev server a crashed run of the same DATA_DIR left
+ * holding the ports is recognised by its recorded pid and stopped, while a port taken by anything else is refused.
+ */
+describe('petsing start and its Temporal dev server', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let port: number;
+  let devPort: number;
+  let uiPort: number;
+  const running: ChildProcess[] = [];
+
+  const start = () => {
+    let output = '';
+    const child = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    running.push(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const healthy = () =>
+      waitFor('GET /health', async () => {
+        if (child.exitCode !== null) throw new Error(`petsing start exited ${child.exitCode}:\n${output}`);
+        return (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ?? false;
+      }, 150_000);
+    return { child, exited, healthy, output: () => output };
+  };
+  const recordedPid = async () => Number((await readFile(join(dataDir, 'temporal-dev-server.pid'), 'utf8')).trim());
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'petsing-embedded-'));
+    port = await freePort();
+    devPort = await freePort();
+    uiPort = await freePort();
+    env = serviceProcessEnv({ DATA_DIR: dataDir, PORT: String(port), TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_DEV_UI_PORT: String(uiPort), LOG_LEVEL: 'warn' });
+  });
+  afterAll(async () => {
+    for (const child of running) await stopProcess(child);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('stops its dev server when it is killed with SIGKILL, so the next start finds the ports free', async () => {
+    const first = start();
+    await first.healthy();
+    const server = await recordedPid();
+    expect(alive(server)).toBe(true);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await waitFor('the dev server to stop after petsing died', async () => !alive(server), 20_000);
+    expect(await portsFree([devPort, uiPort])).toBe(true);
+
+    // A clean stop (SIGTERM) stops the dev server last and forgets its pid.
+    const second = start();
+    await second.healthy();
+    const next = await recordedPid();
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(alive(next)).toBe(false);
+    await expect(readFile(join(dataDir, 'temporal-dev-server.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 360_000);
+
+  it('stops a dev server of this DATA_DIR left by a crashed run, and refuses a port taken by anything else', async () => {
+    // What a crash that also took the watchdog leaves: this DATA_DIR's dev server on the ports, its pid recorded.
+    const leftover = spawn(
+      process.env.TEMPORAL_CLI_PATH ?? 'temporal',
+      ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(devPort), '--ui-port', String(uiPort), '--db-filename', join(dataDir, 'temporal.db'), '--log-level', 'error'],
+      { detached: true, stdio: 'ignore' },
+    );
+    running.push(leftover);
+    await writeFile(join(dataDir, 'temporal-dev-server.pid'), `${leftover.pid}\n`);
+    await waitFor('the leftover dev server to listen', async () => !(await portsFree([devPort])), 60_000);
+
+    const restarted = start();
+    await restarted.healthy();
+    expect(alive(leftover.pid!), 'the leftover was stopped').toBe(false);
+    expect(restarted.output()).toContain('stopping the Temporal dev server a previous run of this DATA_DIR left running');
+    restarted.child.kill('SIGTERM');
+    expect(await restarted.exited).toBe(0);
+
+    // Anything else on the port is not ours to stop: the start is refused, saying which setting to change.
+    const squatter: Server = createServer();
+    await new Promise<void>((resolve) => squatter.listen(devPort, '127.0.0.1', resolve));
+    try {
+      const refused = start();
+      expect(await refused.exited).toBe(78);
+      expect(refused.output()).toContain(`TEMPORAL_DEV_PORT: port ${devPort} on 127.0.0.1 is already in use`);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  }, 360_000);
+});
