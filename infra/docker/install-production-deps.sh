@@ -8,8 +8,8 @@
 # tsx as a runtime dependency at the exact version the lockfile resolved, and then prunes the dev
 # dependencies (TypeScript, ESLint, Vitest, ...). tsx and its own dependency (esbuild) stay.
 #
-# .npmrc keeps onnxruntime-node from downloading its CUDA binaries here; ONNXRUNTIME_NODE_INSTALL=skip
-# says the same through the environment, which the install script reads first. The render-node image
+# package.json's allowScripts keeps onnxruntime-node from downloading its CUDA binaries here (npm 11.19+);
+# ONNXRUNTIME_NODE_INSTALL=skip says the same to an older npm, through the environment its install script reads. The render-node image
 # adds the CUDA provider libraries afterwards, from the onnxruntime-gpu wheel of the same version.
 set -eu
 

@@ -1,0 +1,77 @@
+/**
+ * `npm run bench:start [-- options]`: the first five minutes of a new user, timed. `petsing start` on its embedded
+ * defaults (PGlite, local object store, its own Temporal dev server) in a fresh DATA_DIR until GET /health answers
+ * (the first start: migrations, keys, the template songs), stopped, started again on the same DATA_DIR (a warm
+ * restart), then the operator CLI's simple commands against the running service (`users create`, `credits grant`),
+ * each run as a new process the way a person types them. See docs/benchmarks.md (## Start).
+ *
+ * Options: --root DIR (this checkout) the checkout whose `petsing` is timed, so an earlier commit's checkout can be
+ * measured side by side; --cli-runs N (5) runs of each CLI command.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs, promisify } from 'node:util';
+import { freePort, serviceProcessEnv, stopProcess } from '../support/processes.ts';
+import { percentile, printTable } from './stats.ts';
+
+const run = promisify(execFile);
+const { values: options } = parseArgs({ options: { root: { type: 'string' }, 'cli-runs': { type: 'string', default: '5' } } });
+const root = resolve(options.root ?? join(import.meta.dirname, '..', '..'));
+const cli = join(root, 'control-plane', 'bin', 'petsing.mjs');
+const cliRuns = Number(options['cli-runs']);
+
+const dataDir = await mkdtemp(join(tmpdir(), 'petsing-start-bench-'));
+const port = await freePort();
+const env = serviceProcessEnv({
+  DATA_DIR: dataDir,
+  PORT: String(port),
+  TEMPORAL_DEV_PORT: String(await freePort()),
+  TEMPORAL_DEV_UI_PORT: String(await freePort()),
+  LOG_LEVEL: 'warn',
+});
+
+/** Starts `petsing start` and answers the seconds until GET /health answered, and the process. */
+async function startUntilHealthy(): Promise<{ seconds: number; child: ChildProcess }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`petsing start exited ${child.exitCode}`);
+    if ((await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok) return { seconds: (performance.now() - started) / 1000, child };
+    if (performance.now() - started > 300_000) throw new Error('no /health within 300 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function timeCli(args: string[]): Promise<number[]> {
+  const seconds: number[] = [];
+  for (let i = 0; i < cliRuns; i++) {
+    const started = performance.now();
+    await run(process.execPath, [cli, '--json', ...args.map((arg) => arg.replace('{i}', String(i)))], { env });
+    seconds.push((performance.now() - started) / 1000);
+  }
+  return seconds;
+}
+
+try {
+  const first = await startUntilHealthy();
+  // The first start goes on preparing in the background (template previews); the restart is timed from a settled service.
+  await new Promise((resolve) => setTimeout(resolve, 20_000));
+  await stopProcess(first.child);
+  const warm = await startUntilHealthy();
+  const create = await timeCli(['users', 'create', '--email', 'bench-{i}@example.com']);
+  const grant = await timeCli(['credits', 'grant', '--user', 'bench-0@example.com', '--amount', '5']);
+  await stopProcess(warm.child);
+  const s = (values: number[], p: number) => percentile(values, p).toFixed(2);
+  console.log(`checkout: ${root}`);
+  printTable(['what', 'seconds'], [
+    ['first start (fresh DATA_DIR) → GET /health', first.seconds.toFixed(1)],
+    ['warm restart → GET /health', warm.seconds.toFixed(1)],
+    [`\`petsing users create\` p50 / max of ${cliRuns}`, `${s(create, 50)} / ${s(create, 100)}`],
+    [`\`petsing credits grant\` p50 / max of ${cliRuns}`, `${s(grant, 50)} / ${s(grant, 100)}`],
+  ]);
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}
