@@ -7,7 +7,7 @@ import type { KnipConfig } from 'knip';
  * - package.json `bin`: control-plane/bin/petsing.mjs and render-node/bin/render-node.mjs (each registers tsx and
  *   imports its src/cli/main.ts, which knip follows);
  * - package.json `exports`: workflows/src/{index,workflows/index,workflows/interceptors,media/index,api-rules}.ts,
- *   platform/src/{storage,runtime,tools,metrics,tracing}/index.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of
+ *   platform/src/{storage,runtime,tools,metrics,tracing}/index.ts and platform/src/runtime/config.ts, render-node/src/index.ts, and sdk/src/index.ts (the source of
  *   sdk's ./dist/index.js);
  * - the Temporal plugin: workflows/src/workflows/index.ts, the module workers load by path (workflowsPath /
  *   bundleWorkflowCode) and whose exported functions Temporal starts by name;

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '@petsing/platform/runtime';
+import { ConfigError } from '@petsing/platform/config';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { ServiceParts } from '../runtime/start-service.ts';
 import type { OperatorCommandName } from './operator-commands.ts';
@@ -26,7 +26,7 @@ function print(result: Record<string, unknown>, human: string): void {
 /** Runs an operator command against the database: through the running embedded service if there is one. */
 async function operate(name: OperatorCommandName, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   const settings = await config();
-  const { callControlSocket, ControlSocketUnavailable } = await import('../runtime/control-socket.ts');
+  const { callControlSocket, ControlSocketUnavailable } = await import('../runtime/control-socket-client.ts');
   if (settings.embedded.database) {
     try {
       return (await callControlSocket(settings.dataDir, name, input)) as Record<string, unknown>;

@@ -10,7 +10,7 @@ import {
   resolveDataDir,
   sharedEnvProblems,
   sharedEnvShape,
-} from '@petsing/platform/runtime';
+} from '@petsing/platform/config';
 
 export { ConfigError };
 
