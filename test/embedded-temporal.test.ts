@@ -1,10 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, PETSING_CLI, portsFree, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+
+const run = promisify(execFile);
 
 const alive = (pid: number) => {
   try {
@@ -28,9 +31,10 @@ describe('petsing start and its Temporal dev server', () => {
   let uiPort: number;
   const running: ChildProcess[] = [];
 
-  const start = () => {
+  /** `detached`: in a process group of its own, as a terminal runs it, so the group can be sent a Ctrl-C. */
+  const start = (detached = false) => {
     let output = '';
-    const child = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached });
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     running.push(child);
@@ -76,6 +80,26 @@ describe('petsing start and its Temporal dev server', () => {
     expect(alive(next)).toBe(false);
     await expect(readFile(join(dataDir, 'temporal-dev-server.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
   }, 360_000);
+
+  it('stops cleanly on a Ctrl-C to its whole process group mid-render: the workers let go before Temporal stops, no connection errors', async () => {
+    const service = start(true);
+    await service.healthy();
+    const petsing = async (...args: string[]) => JSON.parse((await run(process.execPath, [PETSING_CLI, '--json', ...args], { env })).stdout);
+    await petsing('users', 'create', '--email', 'ctrl-c@example.com');
+    await petsing('credits', 'grant', '--user', 'ctrl-c@example.com', '--amount', '5');
+    const { key } = await petsing('api-keys', 'create', '--user', 'ctrl-c@example.com', '--scopes', 'videos:read,videos:write');
+    const api = (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } });
+    const photo = new FormData();
+    photo.append('image', new Blob([await readFile(join(import.meta.dirname, '..', '..', 'shared', 'pets', 'cat-01.jpg'))], { type: 'image/jpeg' }), 'cat.jpg');
+    const image = (await (await api('/v1/images', { method: 'POST', body: photo })).json()) as { id: string };
+    const created = (await (await api('/v1/videos', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ template_id: '1', image_id: image.id }) })).json()) as { id: string };
+    await waitFor('the render to run', async () => ((await (await api(`/v1/videos/${created.id}`)).json()) as { stage: string | null }).stage === 'rendering', 60_000);
+
+    // What a terminal's Ctrl-C does: SIGINT to every process of the foreground group.
+    process.kill(-service.child.pid!, 'SIGINT');
+    expect(await service.exited).toBe(0);
+    expect(service.output()).not.toMatch(/tcp connect|Connection refused|transport error|respond_activity_task_failed/i);
+  }, 240_000);
 
   it('stops a dev server of this DATA_DIR left by a crashed run, and refuses a port taken by anything else', async () => {
     // What a crash that also took the watchdog leaves: this DATA_DIR's dev server on the ports, its pid recorded.
