@@ -27,9 +27,9 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 }
 
 /**
- * The metric catalogue (docs/metrics.md) on the embedded service as operators run it: `petsing start` (API,
- * control worker and render worker in one process, one registry on METRICS_PORT, the Temporal SDK's metrics
- * 100 above), here against the shared Temporal dev server and a Postgres database of this file's own. One real
+ * The metric catalogue (docs/metrics.md) on the embedded service as operators run it: `petsing start` (API and
+ * control worker in one process, one registry on METRICS_PORT; its render worker a supervised process of its own on
+ * RENDER_METRICS_PORT; the Temporal SDK's metrics 100 above each), here against the shared Temporal dev server and a Postgres database of this file's own. One real
  * render of a template video through /v1, one create canceled and refunded, one refused for want of credits, one
  * refused by the write limit: each counter must have moved by exactly that work.
  */
@@ -40,7 +40,8 @@ describe('metrics of the embedded service', () => {
   let output = '';
   let baseUrl: string;
   let metricsUrl: string;
-  let temporalMetricsUrl: string;
+  let renderMetricsUrl: string;
+  let renderTemporalMetricsUrl: string;
   let context: AppContext & { close(): Promise<void> };
 
   const scrape = async (url = metricsUrl) => {
@@ -67,7 +68,9 @@ describe('metrics of the embedded service', () => {
     const metricsPort = await freeMetricsPort();
     baseUrl = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    temporalMetricsUrl = `http://127.0.0.1:${metricsPort + 100}/metrics`;
+    const renderMetricsPort = await freeMetricsPort();
+    renderMetricsUrl = `http://127.0.0.1:${renderMetricsPort}/metrics`;
+    renderTemporalMetricsUrl = `http://127.0.0.1:${renderMetricsPort + 100}/metrics`;
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
       PORT: String(port),
@@ -77,6 +80,7 @@ describe('metrics of the embedded service', () => {
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: namespace,
       METRICS_PORT: String(metricsPort),
+      RENDER_METRICS_PORT: String(renderMetricsPort),
       LOG_LEVEL: 'warn',
       // Small, short renders: the template previews the start queues render before the test's video.
       RENDER_OUTPUT_SIZE: '128',
@@ -91,6 +95,8 @@ describe('metrics of the embedded service', () => {
       if (service!.exitCode !== null) throw new Error(`petsing start exited ${service!.exitCode}:\n${output}`);
       return (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false;
     }, 180_000);
+    // The render worker is a process of its own, started beside the API: its endpoint answers once it is up.
+    await until('the render worker\'s metrics endpoint', async () => (await fetch(renderMetricsUrl).catch(() => undefined))?.ok ?? false, 120_000);
     // Accounts are made through this file's own services on the same database (the service process counts nothing of it).
     context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
   }, 240_000);
@@ -122,7 +128,9 @@ describe('metrics of the embedded service', () => {
   it('counts one render through /v1, a cancel, a refused create and a rate-limited write exactly', async () => {
     const owner = await createTestAccount(context, 'metrics@example.com', 2);
     const broke = await createTestAccount(context, 'broke@example.com', 0);
-    const before = await scrape();
+    // Both processes' registries: the API's and control worker's, and the render node's.
+    const scrapeBoth = async () => [...(await scrape()), ...(await scrape(renderMetricsUrl))];
+    const before = await scrapeBoth();
     const delta = (after: Series[], name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
 
     // A photo checked by the render node (photo_check), then a template video of it, rendered to the end.
@@ -160,7 +168,7 @@ describe('metrics of the embedded service', () => {
 
     // Counters settle as their activities finish: the refund with the cancel, the completion with the last activity.
     let after: Series[] = [];
-    await waitFor('the completion to be counted', async () => delta((after = await scrape()), 'petsing_videos_completed_total') >= 1, 30_000);
+    await waitFor('the completion to be counted', async () => delta((after = await scrapeBoth()), 'petsing_videos_completed_total') >= 1, 30_000);
     expect(delta(after, 'petsing_videos_created_total', { surface: 'api' })).toBe(2);
     expect(delta(after, 'petsing_videos_created_total')).toBe(2);
     expect(delta(after, 'petsing_videos_completed_total')).toBe(1);
@@ -208,8 +216,8 @@ describe('metrics of the embedded service', () => {
     expect(routes.has('/no-such-page')).toBe(false);
     expect(after.some((series) => Object.values(series.labels).some((value) => ids.some((id) => value.includes(id))))).toBe(false);
 
-    // The Temporal SDK's own worker metrics, on the port 100 above, named as the catalogue has them.
-    const temporal = await scrape(temporalMetricsUrl);
+    // The Temporal SDK's own worker metrics, on the port 100 above the render node's, named as the catalogue has them.
+    const temporal = await scrape(renderTemporalMetricsUrl);
     const names = new Set(temporal.map((series) => series.name));
     expect(names).toContain('temporal_worker_task_slots_available');
     expect(names).toContain('temporal_num_pollers');

@@ -308,8 +308,9 @@ describe('traces of the embedded service', () => {
     const requestSpans = inTrace().filter((span) => ancestors(span).includes(request.name));
     expect(requestSpans.some((span) => span.scope.includes('instrumentation-express'))).toBe(true);
     expect(requestSpans.some((span) => span.attributes['db.system.name'] === 'postgresql' || span.attributes['db.system'] === 'postgresql')).toBe(true);
-    // Every span of the trace is the embedded service's.
-    expect(new Set(inTrace().map((span) => span.service))).toEqual(new Set(['petsing']));
+    // Every span of the trace is the embedded service's: its main process, and the render worker it supervises.
+    expect(new Set(inTrace().map((span) => span.service))).toEqual(new Set(['petsing', 'petsing-render-node']));
+    for (const render of renders) expect(render.service).toBe('petsing-render-node');
 
     // The request's log line carries the trace and its server span.
     const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Json);

@@ -64,6 +64,7 @@ const dataDir = await mkdtemp(join(tmpdir(), 'petsing-load-'));
 const database = await createPostgresTestDatabase();
 const port = await freePort();
 const metricsPort = await freeMetricsPort();
+const renderMetricsPort = await freeMetricsPort();
 const baseUrl = `http://127.0.0.1:${port}`;
 const env: Record<string, string> = {
   DATA_DIR: dataDir,
@@ -72,6 +73,7 @@ const env: Record<string, string> = {
   BASE_URL: baseUrl,
   DATABASE_URL: database.url!,
   METRICS_PORT: String(metricsPort),
+  RENDER_METRICS_PORT: String(renderMetricsPort),
   LOG_LEVEL: 'warn',
   RATE_LIMIT_READS_PER_MINUTE: '100000',
   RATE_LIMIT_WRITES_PER_MINUTE: '100000',
@@ -231,11 +233,11 @@ function report(outcomes: Outcome[], streamStart: number, streamEnd: number, bef
   console.log('');
   const cpu = (key: keyof TreeSeconds) => cpuAfter[key] - cpuBefore[key];
   printTable(['CPU-seconds per completed video', 'seconds'], [
-    ['petsing process (API, workers, face rig threads)', perVideo(cpu('service'))],
+    ['petsing process (API, control worker)', perVideo(cpu('service'))],
     ['its finished children (ffmpeg, ffprobe, espeak-ng)', perVideo(cpu('reaped'))],
-    ['its running children (the Temporal dev server)', perVideo(cpu('temporal'))],
+    ['its running children (the render worker with its ffmpeg, the Temporal dev server)', perVideo(cpu('live'))],
     ['Postgres (every backend of the machine)', perVideo(cpu('postgres'))],
-    ['all of these', perVideo(cpu('service') + cpu('reaped') + cpu('temporal') + cpu('postgres'))],
+    ['all of these', perVideo(cpu('service') + cpu('reaped') + cpu('live') + cpu('postgres'))],
   ]);
   return completed.length;
 }
@@ -280,8 +282,10 @@ async function api(method: string, path: string, key: string, body?: unknown): P
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/** Both registries of `petsing start`: the API's and control worker's, and its render worker process's. */
 async function scrape(): Promise<Series[]> {
-  return parseScrape(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+  const read = async (port: number) => parseScrape(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+  return [...(await read(metricsPort)), ...(await read(renderMetricsPort))];
 }
 
 async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {

@@ -76,9 +76,9 @@ function postgresSeconds(): number {
 
 /**
  * CPU seconds of a process tree by part: the process itself, its children that exited and were reaped (cutime),
- * its live descendants (here the Temporal dev server), and every postgres process of the machine.
+ * its live descendants (with what they reaped), and every postgres process of the machine.
  */
-export type TreeSeconds = { service: number; reaped: number; temporal: number; postgres: number };
+export type TreeSeconds = { service: number; reaped: number; live: number; postgres: number };
 
 export function processTreeSeconds(pid: number): TreeSeconds {
   const [own, reaped] = procTimes(String(pid));
@@ -106,5 +106,5 @@ export function processTreeSeconds(pid: number): TreeSeconds {
       // Exited meanwhile; its time went to its parent's cutime.
     }
   }
-  return { service: own, reaped, temporal: live, postgres: postgresSeconds() };
+  return { service: own, reaped, live, postgres: postgresSeconds() };
 }

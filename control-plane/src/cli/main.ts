@@ -114,6 +114,8 @@ worker
     const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
     lifecycle.add('render worker', running.stop);
     lifecycle.exitOnSignals();
+    // Supervised by `petsing start` (an IPC channel to it): when the supervisor is gone, even killed, stop too.
+    if (process.connected) process.once('disconnect', () => void lifecycle.stop().then(() => process.exit(0)));
     console.log('petsing render node is serving the GPU task queue');
   });
 

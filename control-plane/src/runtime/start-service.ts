@@ -1,10 +1,10 @@
-import { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker } from '@petsing/render-node';
+import { resolve } from 'node:path';
 import { startProcessMetrics } from '@petsing/platform/metrics';
 import { installTemporalRuntime } from '@petsing/platform/runtime';
 import { stopTracing } from '@petsing/platform/tracing';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
-import { messageFirstLogger, type Logger } from '../logging/logger.ts';
+import type { Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
 import { claimDevServerPorts, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
 import { startApiServer } from './api-server.ts';
@@ -12,7 +12,11 @@ import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { startExpiredMediaSweep } from '../services/expired-media-sweep.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { superviseChild } from './supervised-child.ts';
 import { keepDataPrivate } from './private-files.ts';
+
+/** The CLI, which `petsing start` runs again for the processes it supervises. */
+const PETSING_CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'petsing.mjs');
 
 export type StartedService = { lifecycle: Lifecycle; apiUrl: string; wsUrl: string; temporalUiUrl: string | undefined };
 
@@ -28,10 +32,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   // (a leftover dev server of this DATA_DIR from a crashed run is stopped instead).
   if (embeddedTemporal) await claimDevServerPorts(config, logger);
   // One metrics endpoint per process (docs/metrics.md): the API's port when it runs the API (the embedded
-  // service's parts all count into it), else the control worker's; the Temporal SDK's own 100 above it.
+  // API and control worker of `petsing start` both count into it), else the control worker's; the Temporal SDK's own 100
+  // above it. The render worker is a process of its own with its own endpoint (RENDER_METRICS_PORT).
   const { env } = config;
   const endpoint = parts.api ? { port: env.METRICS_PORT, setting: 'METRICS_PORT' } : parts.controlWorker ? { port: env.CONTROL_WORKER_METRICS_PORT, setting: 'CONTROL_WORKER_METRICS_PORT' } : undefined;
-  const processMetrics = endpoint && (await startProcessMetrics({ host: env.METRICS_HOST, ...endpoint, temporalWorkers: parts.controlWorker || parts.renderWorker }));
+  const processMetrics = endpoint && (await startProcessMetrics({ host: env.METRICS_HOST, ...endpoint, temporalWorkers: parts.controlWorker }));
   const lifecycle = new Lifecycle(logger);
   // Stopped last: the spans of everything stopped before it are exported (a no-op when the process does not trace).
   lifecycle.add('traces', stopTracing);
@@ -85,12 +90,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
         .catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start'));
     }
     if (parts.renderWorker) {
-      const worker = await startRenderWorker(
-        loadRenderWorkerEnv(process.env),
-        messageFirstLogger(logger.child({ part: 'render-node' })),
-        processMetrics && prometheusRenderNodeMetrics(processMetrics.registry),
-      );
-      lifecycle.add('render worker', worker.stop);
+      // A process of its own (`petsing worker render`, with this process's environment), kept running: a render
+      // node that crashes or is killed comes back while the API goes on answering. Its metrics are on
+      // RENDER_METRICS_PORT.
+      const renderNode = superviseChild('render worker', PETSING_CLI, ['worker', 'render'], logger);
+      lifecycle.add('render worker', renderNode.stop);
     }
     if (parts.api) {
       const api = await startApiServer(context);

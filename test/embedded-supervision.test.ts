@@ -1,0 +1,203 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, PETSING_CLI, portsFree, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+
+const run = promisify(execFile);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The pid of the render worker `petsing start` (pid `parent`) supervises, read from /proc. */
+async function renderWorkerOf(parent: number): Promise<number | undefined> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && commandLine.includes('worker\0render')) return Number(entry);
+  }
+  return undefined;
+}
+
+/**
+ * `petsing start` on its embedded defaults (PGlite, local store) supervising its render worker (a process of its
+ * own) and its own Temporal dev server: neither outlives petsing (not even a SIGKILL of it); a render worker that
+ * dies comes back while the API answers; a dev server a crashed run of the same DATA_DIR left holding the ports is
+ * recognised by its recorded pid and stopped, while a port taken by anything else is refused.
+ */
+describe('petsing start and the processes it supervises', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let port: number;
+  let devPort: number;
+  let uiPort: number;
+  const running: ChildProcess[] = [];
+
+  /** `detached`: in a process group of its own, as a terminal runs it, so the group can be sent a Ctrl-C. */
+  const start = (detached = false) => {
+    let output = '';
+    const child = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached });
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    running.push(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const healthy = () =>
+      waitFor('GET /health', async () => {
+        if (child.exitCode !== null) throw new Error(`petsing start exited ${child.exitCode}:\n${output}`);
+        return (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ?? false;
+      }, 150_000);
+    return { child, exited, healthy, output: () => output };
+  };
+  /** A user with five credits and a read-write key, made with the CLI against the running service, and its /v1. */
+  const apiUser = async (email: string) => {
+    const petsing = async (...args: string[]) => JSON.parse((await run(process.execPath, [PETSING_CLI, '--json', ...args], { env })).stdout);
+    await petsing('users', 'create', '--email', email);
+    await petsing('credits', 'grant', '--user', email, '--amount', '5');
+    const { key } = await petsing('api-keys', 'create', '--user', email, '--scopes', 'videos:read,videos:write');
+    return { api: (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } }) };
+  };
+  /** A template video of a real pet photo through /v1; answers its id. */
+  const createVideo = async (api: (path: string, init?: RequestInit) => Promise<Response>) => {
+    const photo = new FormData();
+    photo.append('image', new Blob([await readFile(join(import.meta.dirname, '..', '..', 'shared', 'pets', 'cat-01.jpg'))], { type: 'image/jpeg' }), 'cat.jpg');
+    const image = (await (await api('/v1/images', { method: 'POST', body: photo })).json()) as { id: string };
+    const created = await api('/v1/videos', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ template_id: '1', image_id: image.id }) });
+    expect(created.status).toBe(202);
+    return ((await created.json()) as { id: string }).id;
+  };
+  const recordedPid = async () => Number((await readFile(join(dataDir, 'temporal-dev-server.pid'), 'utf8')).trim());
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'petsing-embedded-'));
+    port = await freePort();
+    devPort = await freePort();
+    uiPort = await freePort();
+    env = serviceProcessEnv({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TEMPORAL_DEV_PORT: String(devPort),
+      TEMPORAL_DEV_UI_PORT: String(uiPort),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_READS_PER_MINUTE: '100000',
+      // Renders long enough (seconds) to be interrupted in the middle.
+      RENDER_OUTPUT_SIZE: '1080',
+      RENDER_FPS: '50',
+    });
+  });
+  // Whatever a test started is stopped after it, passed or not, so the next one finds the ports free.
+  afterEach(async () => {
+    for (const child of running.splice(0)) await stopProcess(child);
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('stops its dev server when it is killed with SIGKILL, so the next start finds the ports free', async () => {
+    const first = start();
+    await first.healthy();
+    const server = await recordedPid();
+    expect(alive(server)).toBe(true);
+    let renderWorker: number | undefined;
+    await waitFor('the render worker process', async () => (renderWorker = await renderWorkerOf(first.child.pid!)) !== undefined, 60_000);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await waitFor('the dev server to stop after petsing died', async () => !alive(server), 20_000);
+    await waitFor('the render worker to stop after petsing died', async () => !alive(renderWorker!), 20_000);
+    expect(await portsFree([devPort, uiPort])).toBe(true);
+
+    // A clean stop (SIGTERM) stops the dev server last and forgets its pid.
+    const second = start();
+    await second.healthy();
+    const next = await recordedPid();
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(alive(next)).toBe(false);
+    await expect(readFile(join(dataDir, 'temporal-dev-server.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 360_000);
+
+  it('starts a render worker killed mid-render again while /v1 goes on answering; the render completes, charged once', async () => {
+    const service = start();
+    await service.healthy();
+    const { api } = await apiUser('killed-worker@example.com');
+    const video = await createVideo(api);
+    await waitFor('the render to run', async () => ((await (await api(`/v1/videos/${video}`)).json()) as { stage: string | null }).stage === 'rendering', 60_000);
+    const killed = (await renderWorkerOf(service.child.pid!))!;
+    process.kill(killed, 'SIGKILL');
+
+    // While the worker is down and until the video is done, the API answers every read.
+    const answers: number[] = [];
+    let status = '';
+    await waitFor('the video to complete on the restarted worker', async () => {
+      const read = await fetch(`http://127.0.0.1:${port}/health`).then((health) => health.status, () => 0);
+      const polled = await api(`/v1/videos/${video}`).catch(() => undefined);
+      answers.push(read, polled?.status ?? 0);
+      status = polled?.ok ? ((await polled.json()) as { status: string }).status : status;
+      return status === 'completed' || status === 'failed';
+    }, 150_000);
+    expect(status).toBe('completed');
+    expect(answers.length).toBeGreaterThan(4);
+    expect(answers.filter((answer) => answer !== 200)).toEqual([]);
+    const restarted = await renderWorkerOf(service.child.pid!);
+    expect(restarted).toBeDefined();
+    expect(restarted).not.toBe(killed);
+    expect(service.output()).toContain('exited unasked; starting it again');
+    // Charged once: five granted, one spent, nothing refunded.
+    expect(((await (await api('/v1/me')).json()) as { credit_balance: number }).credit_balance).toBe(4);
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+  }, 300_000);
+
+  it('stops cleanly on a Ctrl-C to its whole process group mid-render: the workers let go before Temporal stops, no connection errors', async () => {
+    const service = start(true);
+    await service.healthy();
+    const { api } = await apiUser('ctrl-c@example.com');
+    const video = await createVideo(api);
+    await waitFor('the render to run', async () => ((await (await api(`/v1/videos/${video}`)).json()) as { stage: string | null }).stage === 'rendering', 60_000);
+
+    // What a terminal's Ctrl-C does: SIGINT to every process of the foreground group.
+    process.kill(-service.child.pid!, 'SIGINT');
+    expect(await service.exited).toBe(0);
+    expect(service.output()).not.toMatch(/tcp connect|Connection refused|transport error|respond_activity_task_failed/i);
+  }, 240_000);
+
+  it('stops a dev server of this DATA_DIR left by a crashed run, and refuses a port taken by anything else', async () => {
+    // What a crash that also took the watchdog leaves: this DATA_DIR's dev server on the ports, its pid recorded.
+    const leftover = spawn(
+      process.env.TEMPORAL_CLI_PATH ?? 'temporal',
+      ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(devPort), '--ui-port', String(uiPort), '--db-filename', join(dataDir, 'temporal.db'), '--log-level', 'error'],
+      { detached: true, stdio: 'ignore' },
+    );
+    running.push(leftover);
+    await writeFile(join(dataDir, 'temporal-dev-server.pid'), `${leftover.pid}\n`);
+    await waitFor('the leftover dev server to listen', async () => !(await portsFree([devPort])), 60_000);
+
+    const restarted = start();
+    await restarted.healthy();
+    expect(alive(leftover.pid!), 'the leftover was stopped').toBe(false);
+    expect(restarted.output()).toContain('stopping the Temporal dev server a previous run of this DATA_DIR left running');
+    restarted.child.kill('SIGTERM');
+    expect(await restarted.exited).toBe(0);
+
+    // Anything else on the port is not ours to stop: the start is refused, saying which setting to change.
+    const squatter: Server = createServer();
+    await new Promise<void>((resolve) => squatter.listen(devPort, '127.0.0.1', resolve));
+    try {
+      const refused = start();
+      expect(await refused.exited).toBe(78);
+      expect(refused.output()).toContain(`TEMPORAL_DEV_PORT: port ${devPort} on 127.0.0.1 is already in use`);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  }, 360_000);
+});
