@@ -4,7 +4,7 @@ import type { Template } from '../api/client.ts';
 /**
  * A template's example clip as a still with a play button: nothing of the clip loads until it is tapped (a phone
  * on a metered connection pays for what it plays), then it plays with its sound and controls. Before its clip
- * exists, the still (or nothing).
+ * exists (a new service renders them after it starts), the still and a word that the example is being prepared.
  */
 export function TemplatePreview({ template }: { template: Template }) {
   const [playing, setPlaying] = useState(false);
@@ -30,5 +30,10 @@ export function TemplatePreview({ template }: { template: Template }) {
       </button>
     );
   }
-  return still ?? <div className="template-media template-media-empty" aria-hidden="true" />;
+  return (
+    <div className="template-preparing">
+      {still ?? <div className="template-media template-media-empty" aria-hidden="true" />}
+      <p className="muted small">Example video being prepared…</p>
+    </div>
+  );
 }
