@@ -233,10 +233,11 @@ describe('/v1 waiting, events, cancel and deadline', () => {
   }, 240_000);
 
   it('cancels mid-render: failed with code canceled, refunded exactly once under parallel cancels, the render stopped', async () => {
-    // A node rendering full-size frames.
+    // A node rendering the largest frames at a high rate: 29 s of song take it several times the 2 s a cancellation
+    // may take to reach it (at 720 px and 25 fps the face rig could finish first on an idle machine).
     await renderNode!.stop();
     renderNode = undefined;
-    const slowNode = await startRenderWorker(loadRenderWorkerEnv({ ...service.env, RENDER_OUTPUT_SIZE: '720' }), messageFirstLogger(service.context.logger));
+    const slowNode = await startRenderWorker(loadRenderWorkerEnv({ ...service.env, RENDER_OUTPUT_SIZE: '1080', RENDER_FPS: '60' }), messageFirstLogger(service.context.logger));
     try {
       await cancelMidRender();
     } finally {
@@ -247,7 +248,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
 
   const cancelMidRender = async () => {
     const before = await balance(owner.id);
-    // A long song (29 s of frames) at full size: the render outlasts the 2 s a cancellation may take to reach it.
+    // A long song (29 s of frames): the render outlasts the 2 s a cancellation may take to reach it.
     const created = await service.context.services.videos.create({
       userId: owner.id, origin: 'api', charge: { kind: 'api_credit' }, watermark: false,
       image: { upload: { body: await petPhoto(512), contentType: 'image/png', extension: 'png' } },
