@@ -10,7 +10,7 @@ import type { AppContext } from '../control-plane/src/runtime/app-context.ts';
 import { openAppContext } from '../control-plane/src/runtime/bootstrap.ts';
 import { awayFromWindowEdge, createTestAccount } from './support/accounts.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './support/database.ts';
-import type { Json } from './support/http.ts';
+import { apiCall, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
 import { freeMetricsPort, parseScrape, total, type Series } from './support/metrics-scrape.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
@@ -49,16 +49,7 @@ describe('metrics of the embedded service', () => {
     expect(response.status).toBe(200);
     return parseScrape(await response.text());
   };
-  const api = async (method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const form = body instanceof FormData;
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(body !== undefined && !form ? { 'Content-Type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, key: string | undefined, body?: unknown) => apiCall(baseUrl, method, path, key, body);
 
   beforeAll(async () => {
     database = await createPostgresTestDatabase();

@@ -56,6 +56,16 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     await waitFor(what, async () => (value = await read()) !== undefined, timeoutMs);
     return value!;
   };
+  /** The status websocket, signed in with the account's key and ready: every message it receives lands in `events`. */
+  const statusSocket = async () => {
+    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
+    const events: Json[] = [];
+    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'auth', token: apiKey }));
+    await waitFor('websocket ready', async () => events.some((e) => e.type === 'ready'));
+    return { socket, events };
+  };
   const objectKeys = async (videoId: string) => {
     const prefix = videoObjectPrefix(videoId);
     const keys: string[] = [];
@@ -81,12 +91,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   });
 
   it('create → status events over the websocket → completed with a downloadable MP4', async () => {
-    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
-    const events: Json[] = [];
-    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
-    await new Promise((resolve) => socket.once('open', resolve));
-    socket.send(JSON.stringify({ type: 'auth', token: apiKey }));
-    await waitFor('websocket ready', async () => events.some((e) => e.type === 'ready'));
+    const { socket, events } = await statusSocket();
 
     const video = await createVideo();
     expect(video.status).toBe('processing');
@@ -115,12 +120,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   }, 180_000);
 
   it('shows a video waiting for a render node as queued since a given time, then rendering, in every event and read', async () => {
-    const socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`);
-    const events: Json[] = [];
-    socket.on('message', (data) => events.push(JSON.parse(data.toString())));
-    await new Promise((resolve) => socket.once('open', resolve));
-    socket.send(JSON.stringify({ type: 'auth', token: apiKey }));
-    await waitFor('websocket ready', async () => events.some((e) => e.type === 'ready'));
+    const { socket, events } = await statusSocket();
     // No render node polls: the render waits in the queue.
     await renderNode.stop();
     let restarted = false;

@@ -14,7 +14,7 @@ import type { AppContext } from '../control-plane/src/runtime/app-context.ts';
 import { openAppContext } from '../control-plane/src/runtime/bootstrap.ts';
 import { createTestAccount } from './support/accounts.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './support/database.ts';
-import type { Json } from './support/http.ts';
+import { apiCall, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
@@ -194,16 +194,7 @@ describe('traces of the embedded service', () => {
   let baseUrl: string;
   let context: AppContext & { close(): Promise<void> };
 
-  const api = async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const form = body instanceof FormData;
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && !form ? { 'Content-Type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const api = (method: string, path: string, key: string, body?: unknown) => apiCall(baseUrl, method, path, key, body);
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();

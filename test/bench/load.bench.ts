@@ -21,6 +21,7 @@ import { createLogger } from '../../control-plane/src/logging/logger.ts';
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
 import { createTestAccount } from '../support/accounts.ts';
 import { toneWav } from '../support/audio.ts';
+import { apiCall } from '../support/http.ts';
 import { createPostgresTestDatabase } from '../support/database.ts';
 import { freeMetricsPort, parseScrape, total, type Series } from '../support/metrics-scrape.ts';
 import { petPhoto } from '../support/pet-photo.ts';
@@ -271,15 +272,8 @@ function videoObjectKind(name: string): string {
   return 'other per-video objects';
 }
 
-async function api(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  const form = body instanceof FormData;
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && !form ? { 'Content-Type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+function api(method: string, path: string, key: string, body?: unknown) {
+  return apiCall(baseUrl, method, path, key, body);
 }
 
 /** Both registries of `petsing start`: the API's and control worker's, and its render worker process's. */

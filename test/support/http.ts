@@ -5,3 +5,18 @@ export type Json = any;
 export async function json(response: Response | Promise<Response>): Promise<Json> {
   return (await response).json();
 }
+
+/**
+ * A request to the service at `baseUrl` with an optional bearer `key`: `body` sent as JSON, or as multipart when it is
+ * FormData. Answers the status and the body as parsed JSON (undefined when empty).
+ */
+export async function apiCall(baseUrl: string, method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: Json }> {
+  const form = body instanceof FormData;
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...(body !== undefined && !form ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
