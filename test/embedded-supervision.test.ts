@@ -18,22 +18,26 @@ const alive = (pid: number) => {
   }
 };
 
-/** The pid of the render worker `petsing start` (pid `parent`) supervises, read from /proc. */
-async function renderWorkerOf(parent: number): Promise<number | undefined> {
+/** The pid of the child running `petsing <command…>` that `petsing start` (pid `parent`) supervises, read from /proc. */
+async function childOf(parent: number, ...command: string[]): Promise<number | undefined> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && commandLine.includes('worker\0render')) return Number(entry);
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && commandLine.endsWith(`petsing.mjs\0${command.join('\0')}\0`)) return Number(entry);
   }
   return undefined;
 }
+const renderWorkerOf = (parent: number) => childOf(parent, 'worker', 'render');
+const apiProcessOf = (parent: number) => childOf(parent, 'serve');
 
 /**
- * `petsing start` on its embedded defaults (PGlite, local store) supervising its render worker (a process of its
- * own) and its own Temporal dev server: neither outlives petsing (not even a SIGKILL of it); a render worker that
- * dies comes back while the API answers; a dev server a crashed run of the same DATA_DIR left holding the ports is
- * recognised by its recorded pid and stopped, while a port taken by anything else is refused.
+ * `petsing start` on its embedded defaults (PGlite, local store) supervising its parts as processes of their own
+ * (`petsing serve`: the API and the control worker, which share the embedded database; `petsing worker render`) and
+ * its own Temporal dev server: none outlives petsing (not even a SIGKILL of it); a render worker that dies comes
+ * back while the API answers, an API process that dies comes back while the render worker and Temporal go on; a
+ * dev server a crashed run of the same DATA_DIR left holding the ports is recognised by its recorded pid and
+ * stopped, while a port taken by anything else is refused.
  */
 describe('petsing start and the processes it supervises', () => {
   let dataDir: string;
@@ -51,11 +55,14 @@ describe('petsing start and the processes it supervises', () => {
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     running.push(child);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    /** Until GET /health answers and petsing start has said that every part serves. */
     const healthy = () =>
       waitFor('GET /health', async () => {
         if (child.exitCode !== null) throw new Error(`petsing start exited ${child.exitCode}:\n${output}`);
-        return (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ?? false;
-      }, 150_000);
+        return output.includes('petsing is running') && ((await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ?? false);
+      }, 150_000).catch((error: Error) => {
+        throw new Error(`${error.message}; petsing start's output ended with:\n${output.slice(-6_000)}`);
+      });
     return { child, exited, healthy, output: () => output };
   };
   /** A user with five credits and a read-write key, made with the CLI against the running service, and its /v1. */
@@ -107,14 +114,17 @@ describe('petsing start and the processes it supervises', () => {
     await first.healthy();
     const server = await recordedPid();
     expect(alive(server)).toBe(true);
-    let renderWorker: number | undefined;
-    await waitFor('the render worker process', async () => (renderWorker = await renderWorkerOf(first.child.pid!)) !== undefined, 60_000);
+    const renderWorker = await renderWorkerOf(first.child.pid!);
+    const apiProcess = await apiProcessOf(first.child.pid!);
+    expect(renderWorker).toBeDefined();
+    expect(apiProcess).toBeDefined();
 
     first.child.kill('SIGKILL');
     await first.exited;
     await waitFor('the dev server to stop after petsing died', async () => !alive(server), 20_000);
-    await waitFor('the render worker to stop after petsing died', async () => !alive(renderWorker!), 20_000);
-    expect(await portsFree([devPort, uiPort])).toBe(true);
+    await waitFor('the render worker to stop after petsing died', async () => !alive(renderWorker!), 40_000);
+    await waitFor('the API process to stop after petsing died', async () => !alive(apiProcess!), 40_000);
+    expect(await portsFree([port, devPort, uiPort])).toBe(true);
 
     // A clean stop (SIGTERM) stops the dev server last and forgets its pid.
     const second = start();
@@ -154,6 +164,34 @@ describe('petsing start and the processes it supervises', () => {
     expect(service.output()).toContain('exited unasked; starting it again');
     // Charged once: five granted, one spent, nothing refunded.
     expect(((await (await api('/v1/me')).json()) as { credit_balance: number }).credit_balance).toBe(4);
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+  }, 300_000);
+
+  it('starts its API process again when it dies, while the render worker and Temporal go on; a second start of the same DATA_DIR is refused', async () => {
+    const service = start();
+    await service.healthy();
+    const { api } = await apiUser('killed-api@example.com');
+    const renderWorker = await renderWorkerOf(service.child.pid!);
+    const server = await recordedPid();
+    const killed = (await apiProcessOf(service.child.pid!))!;
+    process.kill(killed, 'SIGKILL');
+    await waitFor('the API process to die', async () => !alive(killed), 10_000);
+
+    await service.healthy();
+    const restarted = await apiProcessOf(service.child.pid!);
+    expect(restarted).toBeDefined();
+    expect(restarted).not.toBe(killed);
+    expect(service.output()).toMatch(/"part":"API and control worker".*"msg":"exited unasked; starting it again"/);
+    expect(await renderWorkerOf(service.child.pid!)).toBe(renderWorker);
+    expect(await recordedPid()).toBe(server);
+    // Nothing was lost: the user, their key and their credits are in the database the new process opened.
+    expect(((await (await api('/v1/me')).json()) as { credit_balance: number }).credit_balance).toBe(5);
+
+    const second = start();
+    expect(await second.exited).toBe(78);
+    expect(second.output()).toContain(`DATA_DIR: petsing is already running on ${dataDir} (pid ${service.child.pid})`);
+    expect(alive(restarted!)).toBe(true);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
   }, 300_000);

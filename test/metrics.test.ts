@@ -27,9 +27,10 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 }
 
 /**
- * The metric catalogue (docs/metrics.md) on the embedded service as operators run it: `petsing start` (API and
- * control worker in one process, one registry on METRICS_PORT; its render worker a supervised process of its own on
- * RENDER_METRICS_PORT; the Temporal SDK's metrics 100 above each), here against the shared Temporal dev server and a Postgres database of this file's own. One real
+ * The metric catalogue (docs/metrics.md) on the service as operators run it: `petsing start`, here against the shared
+ * Temporal dev server and a Postgres database of this file's own, so that it supervises the API (METRICS_PORT), the
+ * control worker (CONTROL_WORKER_METRICS_PORT) and the render worker (RENDER_METRICS_PORT) as processes of their own,
+ * each with its registry (the Temporal SDK's metrics 100 above each worker's). One real
  * render of a template video through /v1, one create canceled and refunded, one refused for want of credits, one
  * refused by the write limit: each counter must have moved by exactly that work.
  */
@@ -40,6 +41,7 @@ describe('metrics of the embedded service', () => {
   let output = '';
   let baseUrl: string;
   let metricsUrl: string;
+  let controlMetricsUrl: string;
   let renderMetricsUrl: string;
   let renderTemporalMetricsUrl: string;
   let context: AppContext & { close(): Promise<void> };
@@ -59,6 +61,8 @@ describe('metrics of the embedded service', () => {
     const metricsPort = await freeMetricsPort();
     baseUrl = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const controlMetricsPort = await freeMetricsPort();
+    controlMetricsUrl = `http://127.0.0.1:${controlMetricsPort}/metrics`;
     const renderMetricsPort = await freeMetricsPort();
     renderMetricsUrl = `http://127.0.0.1:${renderMetricsPort}/metrics`;
     renderTemporalMetricsUrl = `http://127.0.0.1:${renderMetricsPort + 100}/metrics`;
@@ -71,6 +75,7 @@ describe('metrics of the embedded service', () => {
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: namespace,
       METRICS_PORT: String(metricsPort),
+      CONTROL_WORKER_METRICS_PORT: String(controlMetricsPort),
       RENDER_METRICS_PORT: String(renderMetricsPort),
       LOG_LEVEL: 'warn',
       // Small, short renders: the template previews the start queues render before the test's video.
@@ -86,8 +91,8 @@ describe('metrics of the embedded service', () => {
       if (service!.exitCode !== null) throw new Error(`petsing start exited ${service!.exitCode}:\n${output}`);
       return (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false;
     }, 180_000);
-    // The render worker is a process of its own, started beside the API: its endpoint answers once it is up.
-    await until('the render worker\'s metrics endpoint', async () => (await fetch(renderMetricsUrl).catch(() => undefined))?.ok ?? false, 120_000);
+    // Every process serves before petsing start reports it running; the API answers first.
+    await until('the workers\' metrics endpoints', async () => (await Promise.all([controlMetricsUrl, renderMetricsUrl].map((url) => fetch(url).then((response) => response.ok, () => false)))).every(Boolean), 120_000);
     // Accounts are made through this file's own services on the same database (the service process counts nothing of it).
     context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
   }, 240_000);
@@ -107,8 +112,9 @@ describe('metrics of the embedded service', () => {
     expect(scraped.some((series) => series.name === 'process_cpu_seconds_total')).toBe(true);
     expect(scraped.some((series) => series.name.startsWith('nodejs_'))).toBe(true);
     // The control worker samples the render queue's backlog from Temporal's task-queue statistics at its start.
-    await waitFor('the render backlog to be sampled', async () => (await scrape()).some((series) => series.name === 'petsing_render_backlog' && series.labels.queue === 'render'), 30_000);
-    const backlog = (await scrape()).filter((series) => series.name.startsWith('petsing_render_backlog'));
+    await waitFor('the render backlog to be sampled', async () => (await scrape(controlMetricsUrl)).some((series) => series.name === 'petsing_render_backlog' && series.labels.queue === 'render'), 30_000);
+    expect((await scrape()).some((series) => series.name === 'petsing_render_backlog')).toBe(false);
+    const backlog = (await scrape(controlMetricsUrl)).filter((series) => series.name.startsWith('petsing_render_backlog'));
     expect(backlog.map((series) => [series.name, series.labels])).toEqual(expect.arrayContaining([
       ['petsing_render_backlog', { queue: 'render' }],
       ['petsing_render_backlog_oldest_age_seconds', { queue: 'render' }],
@@ -119,9 +125,9 @@ describe('metrics of the embedded service', () => {
   it('counts one render through /v1, a cancel, a refused create and a rate-limited write exactly', async () => {
     const owner = await createTestAccount(context, 'metrics@example.com', 2);
     const broke = await createTestAccount(context, 'broke@example.com', 0);
-    // Both processes' registries: the API's and control worker's, and the render node's.
-    const scrapeBoth = async () => [...(await scrape()), ...(await scrape(renderMetricsUrl))];
-    const before = await scrapeBoth();
+    // Every process's registry: the API's, the control worker's and the render node's.
+    const scrapeAll = async () => [...(await scrape()), ...(await scrape(controlMetricsUrl)), ...(await scrape(renderMetricsUrl))];
+    const before = await scrapeAll();
     const delta = (after: Series[], name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
 
     // A photo checked by the render node (photo_check), then a template video of it, rendered to the end.
@@ -159,7 +165,7 @@ describe('metrics of the embedded service', () => {
 
     // Counters settle as their activities finish: the refund with the cancel, the completion with the last activity.
     let after: Series[] = [];
-    await waitFor('the completion to be counted', async () => delta((after = await scrapeBoth()), 'petsing_videos_completed_total') >= 1, 30_000);
+    await waitFor('the completion to be counted', async () => delta((after = await scrapeAll()), 'petsing_videos_completed_total') >= 1, 30_000);
     expect(delta(after, 'petsing_videos_created_total', { surface: 'api' })).toBe(2);
     expect(delta(after, 'petsing_videos_created_total')).toBe(2);
     expect(delta(after, 'petsing_videos_completed_total')).toBe(1);

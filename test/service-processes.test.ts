@@ -75,6 +75,15 @@ describe('petsing processes', () => {
     expect(start.output()).toContain(`TEMPORAL_DEV_UI_PORT: port ${uiPort} on 127.0.0.1 is already in use`);
   });
 
+  it('start refuses at once when the API port is taken, naming the port and the setting', async () => {
+    const port = await occupy();
+    const start = petsing(['start'], { ...env, PORT: String(port), TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()) });
+    children.push(start.child);
+    expect(await start.exited).toBe(78);
+    expect(start.output()).toContain(`PORT: port ${port} on 127.0.0.1 is already in use, so the API cannot listen there`);
+    expect(start.output()).not.toContain('petsing is running');
+  });
+
   it('a worker stopped by SIGTERM drains and exits 0 without logging an error', async () => {
     const { address, namespace } = await createTestNamespace();
     const worker = petsing(['worker', 'control'], { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace });

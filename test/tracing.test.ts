@@ -266,7 +266,7 @@ describe('traces of the embedded service', () => {
     const creates = receiver.spans.filter(isCreate);
     expect(creates).toHaveLength(1);
     const request = creates[0]!;
-    expect(request.service).toBe('petsing');
+    expect(request.service).toBe('petsing-api');
     const inTrace = () => receiver.spans.filter((span) => span.traceId === request.traceId);
     const named = (name: string) => inTrace().filter((span) => span.name === name);
     await until('the render activity and its workflow in the request\'s trace', () => named('RunActivity:renderLipSync').length > 0 && named('RunWorkflow:renderVideo').length > 0, 30_000);
@@ -299,8 +299,10 @@ describe('traces of the embedded service', () => {
     const requestSpans = inTrace().filter((span) => ancestors(span).includes(request.name));
     expect(requestSpans.some((span) => span.scope.includes('instrumentation-express'))).toBe(true);
     expect(requestSpans.some((span) => span.attributes['db.system.name'] === 'postgresql' || span.attributes['db.system'] === 'postgresql')).toBe(true);
-    // Every span of the trace is the embedded service's: its main process, and the render worker it supervises.
-    expect(new Set(inTrace().map((span) => span.service))).toEqual(new Set(['petsing', 'petsing-render-node']));
+    // Every span of the trace is one of the processes petsing start supervises (on Postgres, the API and the control
+    // worker apart): the API's request, the control worker's workflow, the render worker's render.
+    expect(new Set(inTrace().map((span) => span.service))).toEqual(new Set(['petsing-api', 'petsing-control-worker', 'petsing-render-node']));
+    expect(runWorkflow!.service).toBe('petsing-control-worker');
     for (const render of renders) expect(render.service).toBe('petsing-render-node');
 
     // The request's log line carries the trace and its server span.

@@ -6,7 +6,7 @@ register();
 
 // Tracing (docs/operations.md, "Traces"): a service command starts OpenTelemetry when the OTEL_* variables turn it on,
 // before the CLI and the modules it instruments (node:http, Express, pg) load; otherwise nothing of it is loaded.
-const SERVICES = { start: 'petsing', api: 'petsing-api', 'worker control': 'petsing-control-worker', 'worker render': 'petsing-render-node' };
+const SERVICES = { serve: 'petsing', api: 'petsing-api', 'worker control': 'petsing-control-worker', 'worker render': 'petsing-render-node' };
 const [command, part] = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const service = command === 'worker' ? `worker ${part}` : command;
 const serviceName = Object.hasOwn(SERVICES, service) ? SERVICES[service] : undefined;

@@ -53,9 +53,8 @@ describe('configuration', () => {
       const started = await startService(loadControlPlaneConfig({ DATA_DIR: dataDir, DEV_ALLOW_LOCAL_URLS: 'true' }), createLogger('info', 'petsing', sink), {
         api: false,
         controlWorker: false,
-        renderWorker: false,
       });
-      await started.lifecycle.stop();
+      await started.stop();
       const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.msg.includes('DEV_ALLOW_LOCAL_URLS'));
       expect(warnings).toEqual([expect.objectContaining({ level: 40 })]);
     } finally {

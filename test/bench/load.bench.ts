@@ -1,6 +1,6 @@
 /**
- * `npm run bench:load [-- options]`: the embedded service as an operator starts it (`petsing start`: API, control
- * worker, render worker and its own Temporal dev server in one process tree, on a fresh Postgres database) under a
+ * `npm run bench:load [-- options]`: the embedded service as an operator starts it (`petsing start` supervising the
+ * API, the control worker, the render worker and its own Temporal dev server, on a fresh Postgres database) under a
  * steady stream of real creates through /v1 for a set time: each a real pet photo checked by POST /v1/images, then
  * a video of a template song or of an uploaded clip (POST /v1/audio), rendered to the end. Prints throughput,
  * create-to-completed percentiles, the wait for a render node, the render stages' seconds per video (the service's
@@ -65,6 +65,7 @@ const dataDir = await mkdtemp(join(tmpdir(), 'petsing-load-'));
 const database = await createPostgresTestDatabase();
 const port = await freePort();
 const metricsPort = await freeMetricsPort();
+const controlMetricsPort = await freeMetricsPort();
 const renderMetricsPort = await freeMetricsPort();
 const baseUrl = `http://127.0.0.1:${port}`;
 const env: Record<string, string> = {
@@ -74,6 +75,7 @@ const env: Record<string, string> = {
   BASE_URL: baseUrl,
   DATABASE_URL: database.url!,
   METRICS_PORT: String(metricsPort),
+  CONTROL_WORKER_METRICS_PORT: String(controlMetricsPort),
   RENDER_METRICS_PORT: String(renderMetricsPort),
   LOG_LEVEL: 'warn',
   RATE_LIMIT_READS_PER_MINUTE: '100000',
@@ -234,9 +236,9 @@ function report(outcomes: Outcome[], streamStart: number, streamEnd: number, bef
   console.log('');
   const cpu = (key: keyof TreeSeconds) => cpuAfter[key] - cpuBefore[key];
   printTable(['CPU-seconds per completed video', 'seconds'], [
-    ['petsing process (API, control worker)', perVideo(cpu('service'))],
-    ['its finished children (ffmpeg, ffprobe, espeak-ng)', perVideo(cpu('reaped'))],
-    ['its running children (the render worker with its ffmpeg, the Temporal dev server)', perVideo(cpu('live'))],
+    ['petsing start (the supervisor)', perVideo(cpu('service'))],
+    ['its processes that exited', perVideo(cpu('reaped'))],
+    ['its running processes (API, control worker, render worker, Temporal dev server) with their finished children (ffmpeg, ffprobe, espeak-ng)', perVideo(cpu('live'))],
     ['Postgres (every backend of the machine)', perVideo(cpu('postgres'))],
     ['all of these', perVideo(cpu('service') + cpu('reaped') + cpu('live') + cpu('postgres'))],
   ]);
@@ -279,7 +281,7 @@ function api(method: string, path: string, key: string, body?: unknown) {
 /** Both registries of `petsing start`: the API's and control worker's, and its render worker process's. */
 async function scrape(): Promise<Series[]> {
   const read = async (port: number) => parseScrape(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-  return [...(await read(metricsPort)), ...(await read(renderMetricsPort))];
+  return [...(await read(metricsPort)), ...(await read(controlMetricsPort)), ...(await read(renderMetricsPort))];
 }
 
 async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {

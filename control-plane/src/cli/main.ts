@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '@petsing/platform/config';
+import { ConfigError, temporalAddress } from '@petsing/platform/config';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { ServiceParts } from '../runtime/start-service.ts';
 import type { OperatorCommandName } from './operator-commands.ts';
@@ -23,15 +23,33 @@ function print(result: Record<string, unknown>, human: string): void {
   console.log(program.opts<{ json?: boolean }>().json ? JSON.stringify(result) : human);
 }
 
-/** Runs an operator command against the database: through the running embedded service if there is one. */
+/** How long an operator command waits for a running `petsing start` whose API process is (re)starting. */
+const CONTROL_SOCKET_WAIT_MS = 90_000;
+
+/**
+ * Runs an operator command against the database: through the running embedded service if there is one. While a
+ * `petsing start` runs on this DATA_DIR its API process holds the embedded database, or is about to open it again
+ * (starting, or restarted after a crash), so the command waits for its control socket rather than open it too.
+ */
 async function operate(name: OperatorCommandName, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   const settings = await config();
-  const { callControlSocket, ControlSocketUnavailable } = await import('../runtime/control-socket-client.ts');
   if (settings.embedded.database) {
-    try {
-      return (await callControlSocket(settings.dataDir, name, input)) as Record<string, unknown>;
-    } catch (error) {
-      if (!(error instanceof ControlSocketUnavailable)) throw error;
+    const [{ callControlSocket, ControlSocketUnavailable }, { runningSupervisor }] = await Promise.all([
+      import('../runtime/control-socket-client.ts'),
+      import('../runtime/supervisor-pid.ts'),
+    ]);
+    const deadline = Date.now() + CONTROL_SOCKET_WAIT_MS;
+    for (;;) {
+      try {
+        return (await callControlSocket(settings.dataDir, name, input)) as Record<string, unknown>;
+      } catch (error) {
+        if (!(error instanceof ControlSocketUnavailable)) throw error;
+      }
+      if ((await runningSupervisor(settings.dataDir)) === undefined) break;
+      if (Date.now() > deadline) {
+        throw new Error(`petsing start is running on ${settings.dataDir}, but its API process has not answered for ${CONTROL_SOCKET_WAIT_MS / 1000} s; see its log.`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
   const [{ openAppContext }, { createLogger }, { runOperatorCommand }] = await Promise.all([
@@ -47,7 +65,10 @@ async function operate(name: OperatorCommandName, input: Record<string, unknown>
   }
 }
 
+/** `petsing api`, `petsing worker control` or `petsing serve`: the control-plane parts of one process. */
 async function runParts(parts: ServiceParts): Promise<void> {
+  const { followSupervisor } = await import('../runtime/supervised-child.ts');
+  const supervisor = followSupervisor();
   const settings = await config();
   const [{ createLogger }, { startService }, { keepDataPrivate }] = await Promise.all([
     import('../logging/logger.ts'),
@@ -56,35 +77,63 @@ async function runParts(parts: ServiceParts): Promise<void> {
   ]);
   await keepDataPrivate(settings.dataDir);
   const logger = createLogger(settings.env.LOG_LEVEL);
-  const started = await startService(settings, logger, parts);
-  started.lifecycle.exitOnSignals();
+  const lifecycle = await startService(settings, logger, parts);
+  lifecycle.exitOnSignals();
+  // Under `petsing start`, which says what runs once every part does.
+  if (supervisor.serving(lifecycle)) return;
   const lines = ['petsing is running'];
-  if (parts.api) lines.push(`  API:         ${started.apiUrl}`, `  WebSocket:   ${started.wsUrl}`);
+  if (parts.api) lines.push(`  API:         ${settings.baseUrl}`, `  WebSocket:   ${settings.wsUrl}`);
   if (parts.controlWorker) lines.push('  Control worker: serving the control task queue');
-  if (parts.renderWorker) lines.push('  Render worker:  serving the GPU task queue');
-  lines.push(`  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`, `  Data:        ${settings.dataDir}`);
+  lines.push(`  Temporal:    ${temporalAddress(settings.env)}`, `  Data:        ${settings.dataDir}`);
   console.log(lines.join('\n'));
 }
 
 program
   .command('start')
-  .description('start the whole service: API, websocket, Temporal (embedded unless TEMPORAL_ADDRESS is set) and both workers')
-  .action(() => runParts({ api: true, controlWorker: true, renderWorker: true }));
+  .description('start the whole service, each part a process it supervises: API and websocket, control worker, render worker, and Temporal (a dev server unless TEMPORAL_ADDRESS is set)')
+  .action(async () => {
+    const settings = await config();
+    const [{ createLogger }, { superviseService }, { keepDataPrivate }] = await Promise.all([
+      import('../logging/logger.ts'),
+      import('../runtime/supervisor.ts'),
+      import('../runtime/private-files.ts'),
+    ]);
+    await keepDataPrivate(settings.dataDir);
+    const logger = createLogger(settings.env.LOG_LEVEL);
+    const started = await superviseService(settings, logger);
+    console.log(
+      [
+        'petsing is running',
+        `  API:         ${started.apiUrl}`,
+        `  WebSocket:   ${started.wsUrl}`,
+        `  Processes:   ${started.parts.join(', ')}`,
+        `  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`,
+        `  Data:        ${settings.dataDir}`,
+      ].join('\n'),
+    );
+  });
+
+program
+  .command('serve')
+  .description('start the API and the control worker in one process (what `petsing start` runs on the embedded database)')
+  .action(() => runParts({ api: true, controlWorker: true }));
 
 program
   .command('api')
   .description('start only the API server (and websocket)')
-  .action(() => runParts({ api: true, controlWorker: false, renderWorker: false }));
+  .action(() => runParts({ api: true, controlWorker: false }));
 
 const worker = program.command('worker').description('start one Temporal worker');
 worker
   .command('control')
   .description('the control-plane worker: workflows and database activities')
-  .action(() => runParts({ api: false, controlWorker: true, renderWorker: false }));
+  .action(() => runParts({ api: false, controlWorker: true }));
 worker
   .command('render')
   .description('a render node: the lip-sync model on the GPU task queue (needs no database)')
   .action(async () => {
+    const { followSupervisor } = await import('../runtime/supervised-child.ts');
+    const supervisor = followSupervisor();
     const [
       { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker },
       { installTemporalRuntime, resolveDataDir },
@@ -114,9 +163,7 @@ worker
     const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
     lifecycle.add('render worker', running.stop);
     lifecycle.exitOnSignals();
-    // Supervised by `petsing start` (an IPC channel to it): when the supervisor is gone, even killed, stop too.
-    if (process.connected) process.once('disconnect', () => void lifecycle.stop().then(() => process.exit(0)));
-    console.log('petsing render node is serving the GPU task queue');
+    if (!supervisor.serving(lifecycle)) console.log('petsing render node is serving the GPU task queue');
   });
 
 program
@@ -218,6 +265,8 @@ try {
     console.error(error.message);
     process.exit(78);
   }
+  // The child said why on the shared output; the start fails as it did (78 for a configuration error).
+  if (error instanceof Error && error.name === 'ChildFailedToStart') process.exit((error as Error & { exitCode: number }).exitCode);
   console.error(`petsing: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { apiPortTaken } from './api-port.ts';
 import { createApp } from '../http/app.ts';
 import { attachStatusWebsocket } from '../http/status-websocket.ts';
 import type { AppContext } from './app-context.ts';
@@ -7,9 +8,10 @@ export type RunningApiServer = { server: Server; port: number; close(): Promise<
 
 export async function startApiServer(context: AppContext, port = context.config.env.PORT): Promise<RunningApiServer> {
   const server = createServer(createApp(context));
+  const { HOST } = context.config.env;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, context.config.env.HOST, () => resolve());
+    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? apiPortTaken(HOST, port) : error));
+    server.listen(port, HOST, () => resolve());
   });
   // The web app signs in with ID tokens, API clients with API keys or OAuth tokens (those for the API, whose
   // videos the socket reports on); a JWT is tried as an ID token.

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { startProcessMetrics } from '@petsing/platform/metrics';
 import { installTemporalRuntime } from '@petsing/platform/runtime';
 import { stopTracing } from '@petsing/platform/tracing';
@@ -6,34 +5,22 @@ import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
 import type { Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
-import { claimDevServerPorts, startEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
 import { startApiServer } from './api-server.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { startExpiredMediaSweep } from '../services/expired-media-sweep.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { superviseChild } from './supervised-child.ts';
 import { keepDataPrivate } from './private-files.ts';
 
-/** The CLI, which `petsing start` runs again for the processes it supervises. */
-const PETSING_CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'petsing.mjs');
-
-export type StartedService = { lifecycle: Lifecycle; apiUrl: string; wsUrl: string; temporalUiUrl: string | undefined };
-
-export type ServiceParts = { api: boolean; controlWorker: boolean; renderWorker: boolean };
+export type ServiceParts = { api: boolean; controlWorker: boolean };
 
 /**
- * Starts the parts of the service this process runs. `petsing start` runs all three (plus a Temporal dev
- * server unless TEMPORAL_ADDRESS is set); `petsing api` and `petsing worker control` run one each.
+ * Starts the control-plane parts this process runs: `petsing api` and `petsing worker control` one each, `petsing
+ * serve` both (what `petsing start` supervises on the embedded database, which one process opens).
  */
-export async function startService(config: ControlPlaneConfig, logger: Logger, parts: ServiceParts): Promise<StartedService> {
-  const embeddedTemporal = config.embedded.temporal && parts.api && parts.controlWorker;
-  // Before anything starts: a taken dev-server port must stop the start, not attach the workers to another server
-  // (a leftover dev server of this DATA_DIR from a crashed run is stopped instead).
-  if (embeddedTemporal) await claimDevServerPorts(config, logger);
-  // One metrics endpoint per process (docs/metrics.md): the API's port when it runs the API (the embedded
-  // API and control worker of `petsing start` both count into it), else the control worker's; the Temporal SDK's own 100
-  // above it. The render worker is a process of its own with its own endpoint (RENDER_METRICS_PORT).
+export async function startService(config: ControlPlaneConfig, logger: Logger, parts: ServiceParts): Promise<Lifecycle> {
+  // One metrics endpoint per process (docs/metrics.md): the API's port when it runs the API (the API and control
+  // worker of `petsing serve` both count into it), else the control worker's; the Temporal SDK's own 100 above it.
   const { env } = config;
   const endpoint = parts.api ? { port: env.METRICS_PORT, setting: 'METRICS_PORT' } : parts.controlWorker ? { port: env.CONTROL_WORKER_METRICS_PORT, setting: 'CONTROL_WORKER_METRICS_PORT' } : undefined;
   const processMetrics = endpoint && (await startProcessMetrics({ host: env.METRICS_HOST, ...endpoint, temporalWorkers: parts.controlWorker }));
@@ -60,12 +47,6 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     }
     if (parts.api) await context.services.templates.seed(logger);
 
-    let temporalUiUrl: string | undefined;
-    if (embeddedTemporal) {
-      const temporal = await startEmbeddedTemporal(config, logger);
-      lifecycle.add('temporal dev server', temporal.stop);
-      temporalUiUrl = temporal.uiUrl;
-    }
     if (parts.controlWorker) {
       const worker = await startControlWorker(context);
       lifecycle.add('control worker', worker.stop);
@@ -89,18 +70,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
         .schedulePreviews(context.services.scheduler)
         .catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start'));
     }
-    if (parts.renderWorker) {
-      // A process of its own (`petsing worker render`, with this process's environment), kept running: a render
-      // node that crashes or is killed comes back while the API goes on answering. Its metrics are on
-      // RENDER_METRICS_PORT.
-      const renderNode = superviseChild('render worker', PETSING_CLI, ['worker', 'render'], logger);
-      lifecycle.add('render worker', renderNode.stop);
-    }
     if (parts.api) {
       const api = await startApiServer(context);
       lifecycle.add('api server', api.close);
     }
-    return { lifecycle, apiUrl: config.baseUrl, wsUrl: config.wsUrl, temporalUiUrl };
+    return lifecycle;
   } catch (error) {
     await lifecycle.stop();
     throw error;

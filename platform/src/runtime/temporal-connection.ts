@@ -33,3 +33,36 @@ export async function connectTemporalClient(env: SharedEnv): Promise<{ client: C
 export async function connectTemporalWorker(env: SharedEnv): Promise<NativeConnection> {
   return NativeConnection.connect(await connectionSettings(env));
 }
+
+/** How long a worker that starts waits for its Temporal server to answer before it gives up (waitForTemporal). */
+export const WORKER_TEMPORAL_WAIT_MS = 60_000;
+/** How often a Temporal server that does not answer yet is tried again. */
+const WAIT_POLL_MS = 200;
+
+/**
+ * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (the port opens a moment
+ * before the namespace is registered), trying again until `timeoutMs` has passed: a worker started beside its server
+ * (under `petsing start`, which starts its dev server meanwhile; a pod before the frontend) waits for it rather than
+ * fail. `giveUp` ends the wait early with its reason (a dev server that exited).
+ */
+export async function waitForTemporal(env: SharedEnv, timeoutMs: number, giveUp: () => string | undefined = () => undefined): Promise<void> {
+  const settings = await connectionSettings(env);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = giveUp();
+    if (reason) throw new Error(reason);
+    const connection = await Connection.connect({ ...settings, connectTimeout: 1_000 }).catch(() => undefined);
+    if (connection) {
+      try {
+        await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
+        return;
+      } catch {
+        // Not registered yet.
+      } finally {
+        await connection.close();
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`Temporal at ${settings.address} did not answer for namespace ${env.TEMPORAL_NAMESPACE} within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
