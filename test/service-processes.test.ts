@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from './support/processes.ts';
+import { freePort, portsFree } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
 
 const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
@@ -30,7 +30,8 @@ describe('petsing processes', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-processes-'));
-    env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(await freePort()), LOG_LEVEL: 'info' };
+    // No metrics endpoints: their default ports are fixed, and test files run side by side.
+    env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(await freePort()), LOG_LEVEL: 'info', METRICS_PORT: '0', CONTROL_WORKER_METRICS_PORT: '0', RENDER_METRICS_PORT: '0' };
   });
   afterEach(async () => {
     await Promise.all(listeners.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
@@ -83,6 +84,18 @@ describe('petsing processes', () => {
     expect(start.output()).toContain(`PORT: port ${port} on 127.0.0.1 is already in use, so the API cannot listen there`);
     expect(start.output()).not.toContain('petsing is running');
   });
+
+  it('start stops everything and exits 78 when its render worker refuses its settings', async () => {
+    const temporalPorts = { TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()) };
+    const start = petsing(['start'], { ...env, ...temporalPorts, RENDER_BATCH_SIZE: 'lots' });
+    children.push(start.child);
+    expect(await start.exited).toBe(78);
+    expect(start.output()).toContain('RENDER_BATCH_SIZE');
+    expect(start.output()).toContain('"part":"render worker"');
+    expect(start.output()).toContain('exited before it started serving');
+    // Nothing of it runs on: the API's port and the dev server's are free again.
+    expect(await portsFree([Number(env.PORT), Number(temporalPorts.TEMPORAL_DEV_PORT)])).toBe(true);
+  }, 120_000);
 
   it('a worker stopped by SIGTERM drains and exits 0 without logging an error', async () => {
     const { address, namespace } = await createTestNamespace();

@@ -111,6 +111,11 @@ program
         `  Data:        ${settings.dataDir}`,
       ].join('\n'),
     );
+    // A render worker that cannot start (a wrong RENDER_* setting) stops the whole service, as any part would.
+    await started.renderWorkerServing.catch(async (error: unknown) => {
+      await started.lifecycle.stop();
+      throw error;
+    });
   });
 
 program

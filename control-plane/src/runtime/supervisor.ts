@@ -14,7 +14,15 @@ import { STOP_GRACE_MS, superviseChild, type ChildSpec, type SupervisedChild } f
 /** The CLI, which `petsing start` runs again for each process it supervises. */
 const PETSING_CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'petsing.mjs');
 
-export type SupervisedService = { lifecycle: Lifecycle; apiUrl: string; wsUrl: string; temporalUiUrl: string | undefined; parts: string[] };
+export type SupervisedService = {
+  lifecycle: Lifecycle;
+  apiUrl: string;
+  wsUrl: string;
+  temporalUiUrl: string | undefined;
+  parts: string[];
+  /** Resolves once the render worker serves too; rejects with ChildFailedToStart when it exits before that. */
+  renderWorkerServing: Promise<void>;
+};
 
 /**
  * The processes `petsing start` runs, each a petsing command of its own. On the embedded database (PGlite, which
@@ -33,9 +41,9 @@ function childSpecs(config: ControlPlaneConfig): { controlPlane: ChildSpec[]; re
 /**
  * `petsing start`: supervises the whole service as separate processes (README, "Embedded defaults and external
  * mode"). The control-plane processes start at once and open the database while the Temporal dev server (unless
- * TEMPORAL_ADDRESS names a cluster) starts beside them; their workers wait for it. The render worker starts once
- * they serve, so as not to share the CPU with their start. It resolves once every process serves; one that exits
- * before that fails the start with its exit code. Later, a process that dies is started again with a growing delay
+ * TEMPORAL_ADDRESS names a cluster) starts beside them; their workers wait for it. It resolves once they serve (the
+ * API answers), and starts the render worker then, so as not to share the CPU with their start; a process that
+ * exits before it serves fails the start with its exit code (`renderWorkerServing` for the render worker). Later, a process that dies is started again with a growing delay
  * while the others go on; all of them stop when this process is gone. Stopping stops the API first, then the
  * workers (which finish or hand back their tasks), then Temporal.
  */
@@ -67,8 +75,16 @@ export async function superviseService(config: ControlPlaneConfig, logger: Logge
         for (const spec of controlPlane) await launch(spec);
       })(),
     ]);
-    await launch(renderWorker);
-    return { lifecycle, apiUrl: config.baseUrl, wsUrl: config.wsUrl, temporalUiUrl: started?.uiUrl, parts: [...controlPlane, renderWorker].map((spec) => spec.part) };
+    const renderWorkerServing = launch(renderWorker);
+    renderWorkerServing.catch(() => {});
+    return {
+      lifecycle,
+      apiUrl: config.baseUrl,
+      wsUrl: config.wsUrl,
+      temporalUiUrl: started?.uiUrl,
+      parts: [...controlPlane, renderWorker].map((spec) => spec.part),
+      renderWorkerServing,
+    };
   } catch (error) {
     await lifecycle.stop();
     throw error;
