@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PETSING_CLI, portsFree, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+import { freePort, PETSING_CLI, portsFree, runPetsing, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 
 const run = promisify(execFile);
 
@@ -47,23 +47,11 @@ describe('petsing start and the processes it supervises', () => {
   let uiPort: number;
   const running: ChildProcess[] = [];
 
-  /** `detached`: in a process group of its own, as a terminal runs it, so the group can be sent a Ctrl-C. */
+  /** `petsing start`, its processes kept for the end of the test; `detached` as a terminal runs it. */
   const start = (detached = false) => {
-    let output = '';
-    const child = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    running.push(child);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    /** Until GET /health answers and petsing start has said that every part serves. */
-    const healthy = () =>
-      waitFor('GET /health', async () => {
-        if (child.exitCode !== null) throw new Error(`petsing start exited ${child.exitCode}:\n${output}`);
-        return output.includes('petsing is running') && ((await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ?? false);
-      }, 150_000).catch((error: Error) => {
-        throw new Error(`${error.message}; petsing start's output ended with:\n${output.slice(-6_000)}`);
-      });
-    return { child, exited, healthy, output: () => output };
+    const started = runPetsing(['start'], env, { detached });
+    running.push(started.child);
+    return { ...started, healthy: () => started.serving(`http://127.0.0.1:${port}`, 150_000) };
   };
   /** A user with five credits and a read-write key, made with the CLI against the running service, and its /v1. */
   const apiUser = async (email: string) => {

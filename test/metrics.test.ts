@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,18 +12,8 @@ import { createPostgresTestDatabase, type TestDatabase } from './support/databas
 import { apiCall, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
 import { freeMetricsPort, parseScrape, total, type Series } from './support/metrics-scrape.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+import { freePort, runPetsing, serviceProcessEnv, stopProcess, waitFor, waitUntil, type PetsingProcess } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
-
-/** Waits for `check` as waitFor does, but an error it throws ends the wait (a process that exited, a render that failed). */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-}
 
 /**
  * The metric catalogue (docs/metrics.md) on the service as operators run it: `petsing start`, here against the shared
@@ -37,8 +26,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 describe('metrics of the embedded service', () => {
   let database: TestDatabase;
   let dataDir: string;
-  let service: ChildProcess | undefined;
-  let output = '';
+  let service: PetsingProcess | undefined;
   let baseUrl: string;
   let metricsUrl: string;
   let controlMetricsUrl: string;
@@ -84,21 +72,16 @@ describe('metrics of the embedded service', () => {
       RATE_LIMIT_READS_PER_MINUTE: '100000',
       RATE_LIMIT_WRITES_PER_MINUTE: '5',
     };
-    service = spawn(process.execPath, [PETSING_CLI, 'start'], { env: serviceProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    service.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    service.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    await until('petsing start to answer GET /health', async () => {
-      if (service!.exitCode !== null) throw new Error(`petsing start exited ${service!.exitCode}:\n${output}`);
-      return (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false;
-    }, 180_000);
-    // Every process serves before petsing start reports it running; the API answers first.
-    await until('the workers\' metrics endpoints', async () => (await Promise.all([controlMetricsUrl, renderMetricsUrl].map((url) => fetch(url).then((response) => response.ok, () => false)))).every(Boolean), 120_000);
+    service = runPetsing(['start'], serviceProcessEnv(env));
+    await service.serving(baseUrl);
+    // The render worker starts once the API and the control worker serve.
+    await waitUntil('the workers\' metrics endpoints', async () => (await Promise.all([controlMetricsUrl, renderMetricsUrl].map((url) => fetch(url).then((response) => response.ok, () => false)))).every(Boolean), 120_000);
     // Accounts are made through this file's own services on the same database (the service process counts nothing of it).
     context = await openAppContext(loadControlPlaneConfig(env), createLogger('silent'), { database });
   }, 240_000);
 
   afterAll(async () => {
-    await stopProcess(service);
+    await stopProcess(service?.child);
     await context?.close();
     await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
@@ -147,11 +130,11 @@ describe('metrics of the embedded service', () => {
 
     let polls = 0;
     let video: Json;
-    await until('the video to complete', async () => {
+    await waitUntil('the video to complete', async () => {
       const answer = await api('GET', `/v1/videos/${created.body.id}`, owner.readOnly);
       polls += 1;
       video = answer.body;
-      if (video.status === 'failed') throw new Error(`the render failed: ${JSON.stringify(video)}\n${output}`);
+      if (video.status === 'failed') throw new Error(`the render failed: ${JSON.stringify(video)}\n${service!.output().slice(-20_000)}`);
       return video.status === 'completed';
     }, 240_000);
     // A read of a video that does not exist still has its route's template.

@@ -1,23 +1,11 @@
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort, portsFree } from './support/processes.ts';
+import { freePort, portsFree, runPetsing } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
-
-const cli = join(import.meta.dirname, '..', 'control-plane', 'bin', 'petsing.mjs');
-
-/** A `petsing` process driven the way an operator drives it: its whole output, its exit code. */
-function petsing(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
 
 /** Log lines at error level or above (pino's JSON: 50 error, 60 fatal). */
 const errorLines = (output: string) => output.split('\n').filter((line) => /"level":(5|6)\d/.test(line));
@@ -26,7 +14,7 @@ describe('petsing processes', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
   const listeners: Server[] = [];
-  const children: ReturnType<typeof petsing>['child'][] = [];
+  const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-processes-'));
@@ -51,7 +39,7 @@ describe('petsing processes', () => {
 
   it('start refuses to run when its Temporal dev server port is taken, naming the port and the setting', async () => {
     const port = await occupy();
-    const start = petsing(['start'], { ...env, TEMPORAL_DEV_PORT: String(port), TEMPORAL_DEV_UI_PORT: String(await freePort()) });
+    const start = runPetsing(['start'], { ...env, TEMPORAL_DEV_PORT: String(port), TEMPORAL_DEV_UI_PORT: String(await freePort()) });
     children.push(start.child);
     expect(await start.exited).toBe(78);
     expect(start.output()).toContain(`TEMPORAL_DEV_PORT: port ${port} on 127.0.0.1 is already in use`);
@@ -61,7 +49,7 @@ describe('petsing processes', () => {
 
   it('start refuses when another Temporal server answers on that port, rather than attach its workers to it', async () => {
     const port = inject('temporalAddress').split(':').at(-1)!;
-    const start = petsing(['start'], { ...env, TEMPORAL_DEV_PORT: port, TEMPORAL_DEV_UI_PORT: String(await freePort()) });
+    const start = runPetsing(['start'], { ...env, TEMPORAL_DEV_PORT: port, TEMPORAL_DEV_UI_PORT: String(await freePort()) });
     children.push(start.child);
     expect(await start.exited).toBe(78);
     expect(start.output()).toContain(`TEMPORAL_DEV_PORT: port ${port} on 127.0.0.1 is already in use`);
@@ -70,7 +58,7 @@ describe('petsing processes', () => {
 
   it('start refuses when the dev server UI port is taken', async () => {
     const uiPort = await occupy();
-    const start = petsing(['start'], { ...env, TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(uiPort) });
+    const start = runPetsing(['start'], { ...env, TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(uiPort) });
     children.push(start.child);
     expect(await start.exited).toBe(78);
     expect(start.output()).toContain(`TEMPORAL_DEV_UI_PORT: port ${uiPort} on 127.0.0.1 is already in use`);
@@ -78,7 +66,7 @@ describe('petsing processes', () => {
 
   it('start refuses at once when the API port is taken, naming the port and the setting', async () => {
     const port = await occupy();
-    const start = petsing(['start'], { ...env, PORT: String(port), TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()) });
+    const start = runPetsing(['start'], { ...env, PORT: String(port), TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()) });
     children.push(start.child);
     expect(await start.exited).toBe(78);
     expect(start.output()).toContain(`PORT: port ${port} on 127.0.0.1 is already in use, so the API cannot listen there`);
@@ -87,7 +75,7 @@ describe('petsing processes', () => {
 
   it('start stops everything and exits 78 when its render worker refuses its settings', async () => {
     const temporalPorts = { TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()) };
-    const start = petsing(['start'], { ...env, ...temporalPorts, RENDER_BATCH_SIZE: 'lots' });
+    const start = runPetsing(['start'], { ...env, ...temporalPorts, RENDER_BATCH_SIZE: 'lots' });
     children.push(start.child);
     expect(await start.exited).toBe(78);
     expect(start.output()).toContain('RENDER_BATCH_SIZE');
@@ -99,7 +87,7 @@ describe('petsing processes', () => {
 
   it('a worker stopped by SIGTERM drains and exits 0 without logging an error', async () => {
     const { address, namespace } = await createTestNamespace();
-    const worker = petsing(['worker', 'control'], { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace });
+    const worker = runPetsing(['worker', 'control'], { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace });
     children.push(worker.child);
     const deadline = Date.now() + 90_000;
     while (!worker.output().includes('Control worker: serving the control task queue')) {

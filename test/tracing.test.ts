@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { createTestAccount } from './support/accounts.ts';
 import { createPostgresTestDatabase, type TestDatabase } from './support/database.ts';
 import { apiCall, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess } from './support/processes.ts';
+import { freePort, runPetsing, serviceProcessEnv, stopProcess, waitUntil, type PetsingProcess } from './support/processes.ts';
 import { createTestNamespace } from './support/temporal.ts';
 
 /** One span as an OTLP/JSON export carries it, with the service.name of its resource. */
@@ -94,15 +94,6 @@ async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]
 /** This process's environment for a child, without any OTEL_* variable of its own (each check names its own). */
 function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')));
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms`);
 }
 
 /**
@@ -188,9 +179,8 @@ describe('tracing settings (the standard OTEL_* variables)', () => {
 describe('traces of the embedded service', () => {
   let database: TestDatabase;
   let dataDir: string;
-  let service: ChildProcess | undefined;
+  let service: PetsingProcess | undefined;
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
-  let output = '';
   let baseUrl: string;
   let context: AppContext & { close(): Promise<void> };
 
@@ -219,26 +209,18 @@ describe('traces of the embedded service', () => {
       RENDER_FPS: '10',
       RATE_LIMIT_READS_PER_MINUTE: '100000',
     };
-    service = spawn(process.execPath, [PETSING_CLI, 'start'], {
-      env: {
-        ...withoutOtel(serviceProcessEnv(env)),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '200',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    service = runPetsing(['start'], {
+      ...withoutOtel(serviceProcessEnv(env)),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
     });
-    service.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    service.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await until('petsing start to answer GET /health', async () => {
-      if (service!.exitCode !== null) throw new Error(`petsing start exited ${service!.exitCode}:\n${output.slice(-20_000)}`);
-      return (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false;
-    }, 180_000);
+    await service.serving(baseUrl);
     context = await openAppContext(loadControlPlaneConfig({ ...env, LOG_LEVEL: 'silent' }), createLogger('silent'), { database });
   }, 240_000);
 
   afterAll(async () => {
-    await stopProcess(service);
+    await stopProcess(service?.child);
     await context?.close();
     await database?.drop();
     await receiver?.close();
@@ -253,23 +235,23 @@ describe('traces of the embedded service', () => {
     expect(checked.status, JSON.stringify(checked.body)).toBe(201);
     const created = await api('POST', '/v1/videos', owner.readWrite, { template_id: '1', image_id: checked.body.id });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
-    await until('the video to complete', async () => {
+    await waitUntil('the video to complete', async () => {
       const video = (await api('GET', `/v1/videos/${created.body.id}`, owner.readOnly)).body;
-      if (video.status === 'failed') throw new Error(`the render failed: ${JSON.stringify(video)}\n${output.slice(-20_000)}`);
+      if (video.status === 'failed') throw new Error(`the render failed: ${JSON.stringify(video)}\n${service!.output().slice(-20_000)}`);
       return video.status === 'completed';
     }, 240_000);
 
     // The request's server span (its route from Express), and the trace it began.
     const isCreate = (span: ReceivedSpan) =>
       span.kind === SPAN_KIND.server && span.attributes['http.request.method'] === 'POST' && span.attributes['http.route'] === '/v1/videos';
-    await until('the server span of POST /v1/videos', () => receiver.spans.some(isCreate), 30_000);
+    await waitUntil('the server span of POST /v1/videos', () => receiver.spans.some(isCreate), 30_000);
     const creates = receiver.spans.filter(isCreate);
     expect(creates).toHaveLength(1);
     const request = creates[0]!;
     expect(request.service).toBe('petsing-api');
     const inTrace = () => receiver.spans.filter((span) => span.traceId === request.traceId);
     const named = (name: string) => inTrace().filter((span) => span.name === name);
-    await until('the render activity and its workflow in the request\'s trace', () => named('RunActivity:renderLipSync').length > 0 && named('RunWorkflow:renderVideo').length > 0, 30_000);
+    await waitUntil('the render activity and its workflow in the request\'s trace', () => named('RunActivity:renderLipSync').length > 0 && named('RunWorkflow:renderVideo').length > 0, 30_000);
 
     // Each span's parent chain, so the trace is one tree and not spans that merely share an id.
     const byId = new Map(inTrace().map((span) => [span.spanId, span]));
@@ -306,7 +288,8 @@ describe('traces of the embedded service', () => {
     for (const render of renders) expect(render.service).toBe('petsing-render-node');
 
     // The request's log line carries the trace and its server span.
-    const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Json);
+    // Whole JSON lines (the kept output may begin mid-line).
+    const lines = service!.output().split('\n').filter((line) => line.startsWith('{') && line.endsWith('}')).map((line) => JSON.parse(line) as Json);
     const logged = lines.filter((line) => line.msg === 'request completed' && line.req?.method === 'POST' && line.req?.url === '/v1/videos');
     expect(logged).toHaveLength(1);
     expect(logged[0]!.trace_id).toBe(request.traceId);

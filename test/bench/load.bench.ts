@@ -9,7 +9,6 @@
  * Options: --duration S (300) of arrivals; --rate N (10) videos a minute, evenly spaced; --drain S (900) to wait
  * for the last videos after the arrivals stop; --size PX (the service's default, 720) for RENDER_OUTPUT_SIZE.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,7 +24,7 @@ import { apiCall } from '../support/http.ts';
 import { createPostgresTestDatabase } from '../support/database.ts';
 import { freeMetricsPort, parseScrape, total, type Series } from '../support/metrics-scrape.ts';
 import { petPhoto } from '../support/pet-photo.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess } from '../support/processes.ts';
+import { freePort, runPetsing, serviceProcessEnv, stopProcess, waitUntil } from '../support/processes.ts';
 import { percentile, printTable, processTreeSeconds, type TreeSeconds } from './stats.ts';
 
 const { values: options } = parseArgs({
@@ -82,19 +81,18 @@ const env: Record<string, string> = {
   RATE_LIMIT_WRITES_PER_MINUTE: '100000',
   ...(options.size ? { RENDER_OUTPUT_SIZE: options.size } : {}),
 };
-let log = '';
-const service = spawn(process.execPath, [PETSING_CLI, 'start'], { env: serviceProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-service.stdout!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
-service.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
+const petsing = runPetsing(['start'], serviceProcessEnv(env));
+const service = petsing.child;
 
 try {
-  await until('GET /health', 300, async () => (await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false);
+  await petsing.serving(baseUrl, 300_000);
   const healthyAfter = (Date.now() - started) / 1000;
   // The first start renders the template previews on the same render node: the stream starts once they are done.
-  await until('the template previews', 900, async () => {
-    const templates = (await (await fetch(`${baseUrl}/templates`)).json()) as { preview_video_url: string | null }[];
+  await waitUntil('the template previews', async () => {
+    if (service.exitCode !== null) throw new Error(`petsing start exited ${service.exitCode}`);
+    const templates = (await fetch(`${baseUrl}/templates`).then((response) => response.json(), () => [])) as { preview_video_url: string | null }[];
     return templates.length > 0 && templates.every((template) => template.preview_video_url);
-  });
+  }, 900_000);
   const warmAfter = (Date.now() - started) / 1000;
   // The account through this process's own services on the same database, closed before the service stops (its
   // Temporal client would otherwise wait for the service's dev server).
@@ -149,7 +147,7 @@ try {
   const kinds = [...new Set([...storedAfter.keys()])].sort();
   printTable(['stored, per completed video', 'KB'], kinds.map((kind) => [kind, perVideo(((storedAfter.get(kind) ?? 0) - (storedBefore.get(kind) ?? 0)) / 1024)]));
 } catch (error) {
-  console.error(`${String(error)}\nthe service's output ended with:\n${log}`);
+  console.error(`${String(error)}\nthe service's output ended with:\n${petsing.output().slice(-20_000)}`);
   process.exitCode = 1;
 } finally {
   await stopProcess(service);
@@ -278,18 +276,8 @@ function api(method: string, path: string, key: string, body?: unknown) {
   return apiCall(baseUrl, method, path, key, body);
 }
 
-/** Both registries of `petsing start`: the API's and control worker's, and its render worker process's. */
+/** The registries of every process `petsing start` supervises: the API's, the control worker's, the render worker's. */
 async function scrape(): Promise<Series[]> {
   const read = async (port: number) => parseScrape(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
   return [...(await read(metricsPort)), ...(await read(controlMetricsPort)), ...(await read(renderMetricsPort))];
-}
-
-async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (Date.now() < deadline) {
-    if (service.exitCode !== null) throw new Error(`petsing start exited ${service.exitCode} while waiting for ${what}`);
-    if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`${what} did not happen within ${seconds} s`);
 }

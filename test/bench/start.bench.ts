@@ -6,10 +6,12 @@
  * each run as a new process the way a person types them. See docs/benchmarks.md (## Start).
  *
  * Options: --root DIR (this checkout) the checkout whose `petsing` is timed, so an earlier commit's checkout can be
- * measured side by side; --cli-runs N (5) runs of each CLI command.
+ * measured side by side; --cli-runs N (5) runs of each CLI command; --busy N (0) processes that keep a core busy
+ * each while the starts are timed (a machine under load); --install also times `npm ci` of the checkout's
+ * committed tree in a fresh folder, with an empty npm cache (everything downloaded) and then with the one it filled.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,10 +20,15 @@ import { freePort, serviceProcessEnv, stopProcess } from '../support/processes.t
 import { percentile, printTable } from './stats.ts';
 
 const run = promisify(execFile);
-const { values: options } = parseArgs({ options: { root: { type: 'string' }, 'cli-runs': { type: 'string', default: '5' } } });
+const { values: options } = parseArgs({
+  options: { root: { type: 'string' }, 'cli-runs': { type: 'string', default: '5' }, busy: { type: 'string', default: '0' }, install: { type: 'boolean', default: false } },
+});
 const root = resolve(options.root ?? join(import.meta.dirname, '..', '..'));
 const cli = join(root, 'control-plane', 'bin', 'petsing.mjs');
 const cliRuns = Number(options['cli-runs']);
+const busy = Number(options.busy);
+/** How long a stop may take: the supervisor lets its workers hand back their tasks (a SIGKILL would leave parts stopping). */
+const STOP_GRACE_MS = 60_000;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'petsing-start-bench-'));
 const port = await freePort();
@@ -55,23 +62,48 @@ async function timeCli(args: string[]): Promise<number[]> {
   return seconds;
 }
 
+/** `npm ci` of the checkout's committed tree in a fresh folder: seconds with an empty cache, then with the one it filled. */
+async function timeInstall(): Promise<{ cold: number; warm: number }> {
+  const folder = await mkdtemp(join(tmpdir(), 'petsing-install-bench-'));
+  const cache = join(folder, 'npm-cache');
+  const timed = async () => {
+    const tree = join(folder, 'tree');
+    await rm(tree, { recursive: true, force: true });
+    await mkdir(tree);
+    await run('sh', ['-c', `git -C '${root}' archive HEAD | tar -x -C '${tree}'`]);
+    const started = performance.now();
+    await run('npm', ['ci', '--cache', cache, '--no-audit', '--no-fund'], { cwd: tree, maxBuffer: 64 * 1024 * 1024 });
+    return (performance.now() - started) / 1000;
+  };
+  try {
+    const cold = await timed();
+    return { cold, warm: await timed() };
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+const burners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
 try {
+  const install = options.install ? await timeInstall() : undefined;
   const first = await startUntilHealthy();
   // The first start goes on preparing in the background (template previews); the restart is timed from a settled service.
   await new Promise((resolve) => setTimeout(resolve, 20_000));
-  await stopProcess(first.child);
+  await stopProcess(first.child, STOP_GRACE_MS);
   const warm = await startUntilHealthy();
   const create = await timeCli(['users', 'create', '--email', 'bench-{i}@example.com']);
   const grant = await timeCli(['credits', 'grant', '--user', 'bench-0@example.com', '--amount', '5']);
-  await stopProcess(warm.child);
+  await stopProcess(warm.child, STOP_GRACE_MS);
   const s = (values: number[], p: number) => percentile(values, p).toFixed(2);
-  console.log(`checkout: ${root}`);
+  console.log(`checkout: ${root}${busy > 0 ? `, ${busy} busy-looping processes beside it` : ''}`);
   printTable(['what', 'seconds'], [
+    ...(install ? [['`npm ci`, empty npm cache', install.cold.toFixed(1)], ['`npm ci`, warm npm cache', install.warm.toFixed(1)]] : []),
     ['first start (fresh DATA_DIR) → GET /health', first.seconds.toFixed(1)],
     ['warm restart → GET /health', warm.seconds.toFixed(1)],
     [`\`petsing users create\` p50 / max of ${cliRuns}`, `${s(create, 50)} / ${s(create, 100)}`],
     [`\`petsing credits grant\` p50 / max of ${cliRuns}`, `${s(grant, 50)} / ${s(grant, 100)}`],
   ]);
 } finally {
+  for (const burner of burners) burner.kill('SIGKILL');
   await rm(dataDir, { recursive: true, force: true });
 }

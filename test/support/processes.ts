@@ -53,6 +53,16 @@ export function startProcess(command: string, args: string[], name: string): Chi
   return child;
 }
 
+/** Waits for `check` as waitFor does, but an error it throws ends the wait (a process that exited, a render that failed). */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+}
+
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -62,11 +72,12 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
 }
 
-export async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+/** Stops a process with SIGTERM, and with SIGKILL once `graceMs` has passed. */
+export async function stopProcess(child: ChildProcess | undefined, graceMs = 5_000): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
 }
@@ -82,4 +93,45 @@ export const PETSING_CLI = join(import.meta.dirname, '..', '..', 'control-plane'
 export function serviceProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
   return { METRICS_PORT: '0', CONTROL_WORKER_METRICS_PORT: '0', RENDER_METRICS_PORT: '0', ...inherited, ...env };
+}
+
+/** How much of a petsing process's output a test keeps (the end of it). */
+const OUTPUT_KEPT = 200_000;
+
+export type PetsingProcess = {
+  child: ChildProcess;
+  /** Its exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** What it has written so far, stdout and stderr together. */
+  output(): string;
+  /**
+   * Until `petsing start` serves: GET /health at `baseUrl` answers and it has said that it runs. Fails at once, with
+   * its output, when it exits.
+   */
+  serving(baseUrl: string, timeoutMs?: number): Promise<void>;
+};
+
+/**
+ * A `petsing` command run the way an operator runs it, with `env` as given (serviceProcessEnv makes one). `detached`:
+ * in a process group of its own, as a terminal runs it, so that the group can be sent a Ctrl-C.
+ */
+export function runPetsing(args: string[], env: NodeJS.ProcessEnv, { detached = false } = {}): PetsingProcess {
+  const child = spawn(process.execPath, [PETSING_CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], detached });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_KEPT));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => output,
+    serving: (baseUrl, timeoutMs = 180_000) =>
+      waitUntil('petsing start to serve', async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`petsing ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-20_000)}`);
+        return output.includes('petsing is running') && ((await fetch(`${baseUrl}/health`).catch(() => undefined))?.ok ?? false);
+      }, timeoutMs).catch((error: Error) => {
+        throw error.message.includes('exited') ? error : new Error(`${error.message}; its output ended with:\n${output.slice(-20_000)}`);
+      }),
+  };
 }

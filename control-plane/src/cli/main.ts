@@ -270,8 +270,9 @@ try {
     console.error(error.message);
     process.exit(78);
   }
-  // The child said why on the shared output; the start fails as it did (78 for a configuration error).
-  if (error instanceof Error && error.name === 'ChildFailedToStart') process.exit((error as Error & { exitCode: number }).exitCode);
+  // The part said why on the shared output; the start fails as it did (78 for a configuration error).
+  const { ChildFailedToStart } = await import('../runtime/supervised-child.ts');
+  if (error instanceof ChildFailedToStart) process.exit(error.exitCode);
   console.error(`petsing: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }

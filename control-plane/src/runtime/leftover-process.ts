@@ -49,7 +49,7 @@ export async function stopLeftover(leftover: Leftover, logger: Logger): Promise<
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, POLL_MS));
 
-export const alive = (pid: number) => signal(pid, 0);
+const alive = (pid: number) => signal(pid, 0);
 
 function signal(pid: number, name: NodeJS.Signals | 0): boolean {
   try {

@@ -144,6 +144,8 @@ export function followSupervisor(): SupervisorLink {
     else process.exit(0);
   };
   process.once('disconnect', supervisorGone);
+  // Gone already, before this process got this far.
+  if (!process.connected) supervisorGone();
   return {
     serving: (lifecycle) => {
       running = lifecycle;
