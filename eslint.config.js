@@ -50,8 +50,8 @@ export default tseslint.config(
   },
   {
     files: ['control-plane/src/**'],
-    ignores: ['control-plane/src/runtime/start-service.ts', 'control-plane/src/cli/main.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/render-node', '@petsing/render-node/*'], message: 'the control plane imports render-node only to start the embedded render worker (runtime/start-service.ts, cli/main.ts); shared helpers live in @petsing/workflows.' }] }] },
+    ignores: ['control-plane/src/cli/main.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@petsing/render-node', '@petsing/render-node/*'], message: 'the control plane imports render-node only to run a render node (`petsing worker render`, cli/main.ts); shared helpers live in @petsing/workflows.' }] }] },
   },
   // Layers inside the control plane (docs/architecture.md): imports point down, never up. Services own the small
   // interfaces they need (services/ports) and the adapters implement them; presenters shape what services answer;

@@ -4,7 +4,7 @@ import { ConfigError } from '@petsing/platform/config';
 import { portIsFree } from '@petsing/platform/ports';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
-import { prepareEmbeddedTemporal } from '../temporal/embedded-temporal.ts';
+import { prepareEmbeddedTemporal } from './embedded-temporal.ts';
 import { recordPid, stopLeftover } from './leftover-process.ts';
 import { isPetsingCommand, runningSupervisor, supervisorPidFile } from './supervisor-pid.ts';
 import { apiPortTaken } from './api-port.ts';

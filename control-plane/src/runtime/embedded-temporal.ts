@@ -6,7 +6,7 @@ import { waitForTemporal } from '@petsing/platform/runtime';
 import { portIsFree } from '@petsing/platform/ports';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
-import { recordPid, stopLeftover } from '../runtime/leftover-process.ts';
+import { recordPid, stopLeftover } from './leftover-process.ts';
 
 export type EmbeddedTemporal = { address: string; uiUrl: string; stop(): Promise<void> };
 
