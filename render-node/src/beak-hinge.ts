@@ -9,6 +9,50 @@ import { BEAK, jawOpening } from './species-rig.ts';
 /** Each inverse of the soft warp takes this many fixed-point steps (its slope is well under 1). */
 const WARP_STEPS = 4;
 
+/** A beak seen from the side, in the photo: its gape, its length (gape to tip), and its axes. */
+type BeakLine = {
+  gape: Point;
+  length: number;
+  /** From the gape towards the tip. */
+  along: Point;
+  /** Across the beak line, towards the lower mandible (the chin's side). */
+  across: Point;
+  /** How far the chin (the bottom of the lower mandible) lies from the beak line. */
+  chinDepth: number;
+};
+
+/**
+ * Where a beak seen from the side lies: from the tip (`nose`) through the mouth point, leaning a quarter towards
+ * the eyes (the gape is below and in front of them), for `gapeShare` of the eye-to-tip distance.
+ */
+export function beakLine(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>): BeakLine {
+  const tip = face.nose;
+  const eyeMid = eyeMidpoint(face);
+  const toEye = Math.max(2, Math.hypot(eyeMid[0] - tip[0], eyeMid[1] - tip[1]));
+  const toMouth = Math.hypot(face.mouth[0] - tip[0], face.mouth[1] - tip[1]);
+  const lineOf = (p: Point, d: number): Point => [(p[0] - tip[0]) / Math.max(1e-6, d), (p[1] - tip[1]) / Math.max(1e-6, d)];
+  const toMouthDir = toMouth > 0.05 * toEye ? lineOf(face.mouth, toMouth) : lineOf(eyeMid, toEye);
+  const toEyeDir = lineOf(eyeMid, toEye);
+  const blended: Point = [0.75 * toMouthDir[0] + 0.25 * toEyeDir[0], 0.75 * toMouthDir[1] + 0.25 * toEyeDir[1]];
+  const norm = Math.hypot(...blended) || 1;
+  const length = Math.max(4, Math.min(0.9 * toEye, Math.max(BEAK.gapeShare * toEye, BEAK.minToMouth * toMouth)));
+  const gape: Point = [tip[0] + (blended[0] / norm) * length, tip[1] + (blended[1] / norm) * length];
+  const along: Point = [-blended[0] / norm, -blended[1] / norm];
+  const normal: Point = [-along[1], along[0]];
+  const chinSide = (face.chin[0] - gape[0]) * normal[0] + (face.chin[1] - gape[1]) * normal[1];
+  return { gape, length, along, across: chinSide >= 0 ? normal : [-normal[0], -normal[1]], chinDepth: Math.abs(chinSide) };
+}
+
+/**
+ * Whether the found points draw a beak that can hinge in the picture: its chin no deeper below the beak line than
+ * a lower mandible reaches (BEAK.depth). Points that break this (a tip found on the forehead of a bird whose beak
+ * points down) would turn a mandible out of the beak into the background.
+ */
+export function beakHingeFits(face: Pick<PetFace, 'eyes' | 'nose' | 'mouth' | 'chin'>): boolean {
+  const line = beakLine(face);
+  return line.chinDepth <= BEAK.depth[1] * line.length;
+}
+
 /**
  * A bird's beak opening: the lower mandible turns down about the gape (the corner of the beak, towards
  * the eye) and the upper one lifts a little about the same point. Inside each mandible the photo's own
@@ -37,25 +81,13 @@ export class BeakHinge {
     private readonly target: Buffer,
   ) {
     this.face = face;
-    const tip = face.nose;
-    const eyeMid = eyeMidpoint(face);
-    const toEye = Math.max(2, Math.hypot(eyeMid[0] - tip[0], eyeMid[1] - tip[1]));
-    const toMouth = Math.hypot(face.mouth[0] - tip[0], face.mouth[1] - tip[1]);
-    // The beak line runs from the tip through the mouth point, leaning a quarter towards the eyes (the gape is below and in front of them).
-    const lineOf = (p: Point, d: number): Point => [(p[0] - tip[0]) / Math.max(1e-6, d), (p[1] - tip[1]) / Math.max(1e-6, d)];
-    const toMouthDir = toMouth > 0.05 * toEye ? lineOf(face.mouth, toMouth) : lineOf(eyeMid, toEye);
-    const toEyeDir = lineOf(eyeMid, toEye);
-    const blended: Point = [0.75 * toMouthDir[0] + 0.25 * toEyeDir[0], 0.75 * toMouthDir[1] + 0.25 * toEyeDir[1]];
-    const norm = Math.hypot(...blended) || 1;
-    this.length = Math.max(4, Math.min(0.9 * toEye, Math.max(BEAK.gapeShare * toEye, BEAK.minToMouth * toMouth)));
-    this.gape = [tip[0] + (blended[0] / norm) * this.length, tip[1] + (blended[1] / norm) * this.length];
-    this.along = [-blended[0] / norm, -blended[1] / norm];
-    // The lower mandible lies on the chin's side of the beak line.
-    const normal: Point = [-this.along[1], this.along[0]];
-    const chinSide = (face.chin[0] - this.gape[0]) * normal[0] + (face.chin[1] - this.gape[1]) * normal[1];
-    this.across = chinSide >= 0 ? normal : [-normal[0], -normal[1]];
+    const line = beakLine(face);
+    this.length = line.length;
+    this.gape = line.gape;
+    this.along = line.along;
+    this.across = line.across;
     const [shallowest, deepest] = BEAK.depth;
-    this.lowerDepth = Math.min(deepest * this.length, Math.max(shallowest * this.length, Math.abs(chinSide)));
+    this.lowerDepth = Math.min(deepest * this.length, Math.max(shallowest * this.length, line.chinDepth));
     this.upperDepth = Math.max(this.lowerDepth, 0.3 * this.length);
     this.lowerLength = BEAK.lowerLength * this.length;
     this.band = 0.4 * this.lowerDepth + 2;

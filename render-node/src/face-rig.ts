@@ -1,4 +1,4 @@
-import { BeakHinge } from './beak-hinge.ts';
+import { BeakHinge, beakHingeFits } from './beak-hinge.ts';
 import { drawOverlay, type Overlay } from './compositor.ts';
 import { drawBlink, eyelidsOf, type Eyelid } from './eyelids.ts';
 import type { FaceAxes, Rect } from './face-frame.ts';
@@ -62,7 +62,7 @@ function axesOf(face: PetFace, width: number, height: number, length: number): F
  */
 function beakAcross(face: PetFace, axes: FaceAxes): boolean {
   const beak: Point = [face.nose[0] - face.mouth[0], face.nose[1] - face.mouth[1]];
-  return Math.abs(beak[0] * axes.right[0] + beak[1] * axes.right[1]) > Math.abs(beak[0] * axes.down[0] + beak[1] * axes.down[1]);
+  return Math.abs(beak[0] * axes.right[0] + beak[1] * axes.right[1]) > Math.abs(beak[0] * axes.down[0] + beak[1] * axes.down[1]) && beakHingeFits(face);
 }
 
 /**
