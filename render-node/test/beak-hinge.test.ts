@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { beakHingeFits, beakLine } from '../src/beak-hinge.ts';
+import type { Point } from '../src/pet-face.ts';
 import { BEAK } from '../src/species-rig.ts';
 
 /**
@@ -8,10 +9,10 @@ import { BEAK } from '../src/species-rig.ts';
  */
 describe('a beak hinges only where its points draw one', () => {
   // The hen (bird-03), in profile: tip, mouth and chin along one beak.
-  const hen = { eyes: [[130, 50], [133, 45]] as [number, number][], nose: [260, 130] as [number, number], mouth: [228, 108] as [number, number], chin: [202, 111] as [number, number] };
+  const hen = { eyes: [[130, 50], [133, 45]] as [Point, Point], nose: [260, 130] as Point, mouth: [228, 108] as Point, chin: [202, 111] as Point };
   // The cockatiel (bird-02), three-quarter with the beak pointing down: the tip found on the front of its head, the
   // chin on the real tip far below. Hinged about that line, the lower mandible swung out into the background.
-  const cockatiel = { eyes: [[223, 154], [224, 142]] as [number, number][], nose: [113, 187] as [number, number], mouth: [145, 196] as [number, number], chin: [160, 236] as [number, number] };
+  const cockatiel = { eyes: [[223, 154], [224, 142]] as [Point, Point], nose: [113, 187] as Point, mouth: [145, 196] as Point, chin: [160, 236] as Point };
 
   it('hinges a beak seen from the side, its chin within a mandible\'s depth of the beak line', () => {
     const line = beakLine(hen);

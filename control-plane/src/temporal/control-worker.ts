@@ -1,6 +1,7 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
+import { cachedWorkflowBundle } from '@petsing/workflows/bundle';
 import { connectTemporalWorker, runWorker, waitForTemporal, WORKER_TEMPORAL_WAIT_MS } from '@petsing/platform/runtime';
 import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import type { AppContext } from '../runtime/app-context.ts';
@@ -9,17 +10,17 @@ import { createControlActivities } from './control-activities.ts';
 /**
  * The control-plane worker: runs the workflows and the activities that need the database, and makes sure
  * the recurring work (the monthly lifecycle email's schedule, the paid-video reconciler) exists. Production workers
- * load the workflow bundle built ahead of time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the worker bundles the workflow
- * code at start.
+ * load the workflow bundle built ahead of time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the
+ * worker keeps a bundle in DATA_DIR/workflow-bundle, made again only when the workflow code changes.
  */
 export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
   await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
   await context.services.recurringWork.ensure();
-  // Tracing (docs/operations.md, "Traces"): a bundle built ahead of time carries the workflow interceptors already.
-  const tracing = await temporalWorkerTracing(
-    env.WORKFLOW_BUNDLE_PATH ? {} : { workflowModules: [fileURLToPath(import.meta.resolve('@petsing/workflows/workflow-interceptors'))] },
-  );
+  // Tracing (docs/operations.md, "Traces"): the bundle carries the workflow interceptors; a worker that does not trace drops their spans.
+  const tracing = await temporalWorkerTracing();
+  // A bundle built ahead of time (production images), else the one kept in DATA_DIR, bundled again when the workflow code changes.
+  const codePath = env.WORKFLOW_BUNDLE_PATH ?? (await cachedWorkflowBundle(join(context.config.dataDir, 'workflow-bundle')));
   const connection = await connectTemporalWorker(env);
   const worker = await Worker.create({
     ...tracing,
@@ -28,9 +29,7 @@ export async function startControlWorker(context: AppContext): Promise<{ stop():
     taskQueue: TASK_QUEUES.control,
     // Each activity parses its input with its contract schema before it runs (a malformed one fails at once, non-retryably).
     activities: parsedActivities(controlActivitySchemas, createControlActivities(context.services)),
-    ...(env.WORKFLOW_BUNDLE_PATH
-      ? { workflowBundle: { codePath: env.WORKFLOW_BUNDLE_PATH } }
-      : { workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) }),
+    workflowBundle: { codePath },
   });
   return runWorker(worker, connection);
 }

@@ -82,12 +82,12 @@ const droppedWorkflowSpans: InjectedSinks<{ exporter: { export(...args: unknown[
 
 /**
  * The tracing options of a Temporal worker: activity interceptors (each activity runs in a span that continues the
- * workflow's trace, and its log lines carry it), the sink that exports the workflow's spans, and, for a worker that
- * bundles its workflow code at start, `workflowModules` (the workflow interceptors' module). Without tracing only
- * the sink that drops a prebuilt bundle's workflow spans.
+ * workflow's trace, and its log lines carry it) and the sink that exports the workflow's spans (the workflow
+ * interceptors are in the bundle, `@petsing/workflows/bundle`). Without tracing only the sink that drops the
+ * bundle's workflow spans.
  */
-export async function temporalWorkerTracing(options: { workflowModules?: string[] } = {}): Promise<Pick<WorkerOptions, 'interceptors' | 'sinks'>> {
+export async function temporalWorkerTracing(): Promise<Pick<WorkerOptions, 'interceptors' | 'sinks'>> {
   if (!started) return { sinks: droppedWorkflowSpans };
   const { workerTracing } = await import('./temporal.ts');
-  return workerTracing(started, options.workflowModules ?? []);
+  return workerTracing(started);
 }

@@ -46,7 +46,7 @@ function workflowSpansTo(processor: SpanProcessor): SpanProcessor {
   };
 }
 
-export function workerTracing(started: StartedTracing, workflowModules: string[]): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+export function workerTracing(started: StartedTracing): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   // The interceptors package types its arguments with the SDK 1.x it depends on; the objects given are of 2.x.
   const exporter = makeWorkflowExporter(
     workflowSpansTo(started.processor) as unknown as Parameters<typeof makeWorkflowExporter>[0],
@@ -55,7 +55,6 @@ export function workerTracing(started: StartedTracing, workflowModules: string[]
   return {
     interceptors: {
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
-      ...(workflowModules.length > 0 ? { workflowModules } : {}),
     },
     sinks: { exporter },
   };

@@ -12,8 +12,8 @@ import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
  * goes to the activity in its headers, and signals it receives are spans too. The spans leave the sandbox through the
  * worker's `exporter` sink (`temporalWorkerTracing` in @petsing/platform/tracing).
  *
- * The control worker lists this module in `interceptors.workflowModules` when its process traces;
- * `npm run bundle:workflows` always bundles it, and a worker of such a bundle that does not trace drops the spans.
+ * Every workflow bundle carries it (`@petsing/workflows/bundle`: `npm run bundle:workflows` and the one a control
+ * worker keeps in DATA_DIR); a worker that does not trace drops the spans.
  */
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   inbound: [new OpenTelemetryInboundInterceptor()],
