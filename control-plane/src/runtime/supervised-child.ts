@@ -72,7 +72,9 @@ export function superviseChild(spec: ChildSpec, cli: string, logger: Logger): Su
     // A process group of its own: a Ctrl-C at the terminal reaches this process only, which stops the child in order.
     const current = spawn(process.execPath, [cli, ...spec.args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
     child = current;
-    if (current.pid !== undefined) void recordPid(spec.pidFile, current.pid);
+    if (current.pid !== undefined) {
+      recordPid(spec.pidFile, current.pid).catch((error: unknown) => logger.warn({ part, err: error }, 'could not record its pid; a start after a crash will not wait for it'));
+    }
     logger.info({ part, pid: current.pid }, 'started');
     current.on('message', (message) => {
       if (message !== READY_MESSAGE) return;
