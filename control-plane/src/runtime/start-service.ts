@@ -1,11 +1,12 @@
 import { startProcessMetrics } from '@petsing/platform/metrics';
-import { installTemporalRuntime } from '@petsing/platform/runtime';
+import { installTemporalRuntime, waitForTemporal, WORKER_TEMPORAL_WAIT_MS } from '@petsing/platform/runtime';
 import { stopTracing } from '@petsing/platform/tracing';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
 import type { Logger } from '../logging/logger.ts';
 import { startControlWorker } from '../temporal/control-worker.ts';
 import { startApiServer } from './api-server.ts';
+import type { AppContext } from './app-context.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { startExpiredMediaSweep } from '../services/expired-media-sweep.ts';
@@ -45,38 +46,51 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       const controlSocket = await startControlSocket(context);
       lifecycle.add('control socket', controlSocket.close);
     }
-    if (parts.api) await context.services.templates.seed(logger);
-
-    if (parts.controlWorker) {
-      const worker = await startControlWorker(context);
-      lifecycle.add('control worker', worker.stop);
-      const emailDispatch = context.services.emailDispatcher.start();
-      lifecycle.add('email dispatcher', emailDispatch.stop);
-      const { images, hostedAudio } = context.services;
-      const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, logger);
-      lifecycle.add('expired media sweep', mediaSweep.stop);
-      if (metrics) {
-        const backlog = context.services.renderBacklog.start();
-        lifecycle.add('render backlog sampling', backlog.stop);
-      }
+    // A first start builds the songs (seconds) while the API already serves; template requests wait for them.
+    const songs = parts.api ? context.services.templates.seedInBackground(logger) : undefined;
+    if (songs) lifecycle.add('template songs', () => songs);
+    // `petsing serve` answers before its control worker has bundled and started (a first start's slowest part): the
+    // workflows a request starts meanwhile wait in the queue. It first waits for Temporal, so that those starts succeed.
+    if (parts.api && parts.controlWorker) await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
+    const api = parts.api ? await startApiServer(context) : undefined;
+    try {
+      if (parts.controlWorker) await startControlWorkerParts(context, lifecycle, metrics !== undefined);
+    } catch (error) {
+      await api?.close();
+      throw error;
     }
     if (parts.api || parts.controlWorker) {
       const sweep = context.services.sweeper.start({ scratch: true, objects: parts.controlWorker });
       lifecycle.add('orphan sweep', sweep.stop);
     }
-    if (parts.api) {
-      // Preview clips render in the background on whichever render node is free.
-      context.services.templates
-        .schedulePreviews(context.services.scheduler)
-        .catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start'));
+    if (songs) {
+      // Then the preview clips render on whichever render node is free (queued once a control worker polls).
+      const { templates, scheduler } = context.services;
+      const previews = songs.then(() =>
+        templates.schedulePreviews(scheduler).catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start')),
+      );
+      lifecycle.add('template previews', () => previews.then(() => undefined));
     }
-    if (parts.api) {
-      const api = await startApiServer(context);
-      lifecycle.add('api server', api.close);
-    }
+    // Stopped first: no new work is accepted while the workers drain.
+    if (api) lifecycle.add('api server', api.close);
     return lifecycle;
   } catch (error) {
     await lifecycle.stop();
     throw error;
+  }
+}
+
+/** The control worker and the background work that runs beside it, each stopped by `lifecycle`. */
+async function startControlWorkerParts(context: AppContext, lifecycle: Lifecycle, sampleBacklog: boolean): Promise<void> {
+  const worker = await startControlWorker(context);
+  lifecycle.add('control worker', worker.stop);
+  const { images, hostedAudio, emailDispatcher, renderBacklog } = context.services;
+  const emailDispatch = emailDispatcher.start();
+  lifecycle.add('email dispatcher', emailDispatch.stop);
+  const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, context.logger);
+  lifecycle.add('expired media sweep', mediaSweep.stop);
+  if (sampleBacklog) {
+    const backlog = renderBacklog.start();
+    lifecycle.add('render backlog sampling', backlog.stop);
   }
 }

@@ -13,13 +13,44 @@ import { SAMPLE_PET_KEY, templateObjectKeys, type TemplateAsset } from '../templ
 import type { AudioPreparer } from '../media/audio-preparer.ts';
 
 export class TemplateService {
+  /** The seeding started by seedInBackground, which every template request waits for. */
+  private seeding: Promise<unknown> = Promise.resolve();
+  /** Set while the last background seeding has failed: the next template request starts it again. */
+  private seedAgain: (() => void) | undefined;
+
   constructor(
     private readonly templates: TemplateRepository,
     private readonly objects: ObjectStore,
     private readonly audio: AudioPreparer,
   ) {}
 
-  list(): Promise<Template[]> {
+  /**
+   * Seeds without holding the caller up (an API's first start serves while the songs build): template requests wait
+   * for it, so nobody sees, or caches for an hour, a partial list. Answers once it is done, successfully or not; a
+   * failure is logged, and the next template request tries again.
+   */
+  seedInBackground(logger: Logger): Promise<void> {
+    this.seedAgain = undefined;
+    const seeding = this.seed(logger);
+    this.seeding = seeding;
+    return seeding.then(
+      ({ created }) => {
+        if (created > 0) logger.info({ created }, 'template songs ready');
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'could not build the template songs; the next template request tries again');
+        this.seedAgain = () => void this.seedInBackground(logger);
+      },
+    );
+  }
+
+  private async seeded(): Promise<void> {
+    this.seedAgain?.();
+    await this.seeding;
+  }
+
+  async list(): Promise<Template[]> {
+    await this.seeded();
     return this.templates.listOldestFirst();
   }
 
@@ -33,6 +64,7 @@ export class TemplateService {
   /** Looks a template up by its public id, a numeric string. */
   async find(publicId: string): Promise<Template | undefined> {
     if (!/^[1-9][0-9]{0,8}$/.test(publicId)) return undefined;
+    await this.seeded();
     return this.templates.findById(Number(publicId));
   }
 

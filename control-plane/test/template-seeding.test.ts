@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '@petsing/platform/storage';
+import { createLogger } from '../src/logging/logger.ts';
+import { AudioPreparer } from '../src/media/audio-preparer.ts';
+import { TemplateRepository } from '../src/repositories/template.repository.ts';
+import { TemplateService } from '../src/services/template.service.ts';
+import { templateCatalog } from '../src/templates/template-catalog.ts';
+import { templateObjectKeys } from '../src/templates/template-objects.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
+import { json } from '../../test/support/http.ts';
+import { startTestService, type TestService } from '../../test/support/test-service.ts';
+
+// An API's first start serves while the template songs build (issue 26): what a client sees meanwhile.
+describe('template songs built in the background', () => {
+  let service: TestService;
+  let scratch: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    scratch = await mkdtemp(join(tmpdir(), 'petsing-seeding-'));
+  });
+  afterAll(async () => {
+    await service.stop();
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('answers GET /templates with every song once they are built, never a partial list', async () => {
+    const templateRows = () => service.database.db.selectFrom('templates').select('id').execute();
+    const seeding = service.context.services.templates.seedInBackground(service.context.logger);
+    expect(await templateRows()).toHaveLength(0);
+
+    const response = await fetch(`${service.baseUrl}/templates`);
+    expect(response.status).toBe(200);
+    const templates = (await json(response)) as { id: string; audio_url: string }[];
+    expect(templates.map((template) => template.id)).toEqual(templateCatalog.map((definition) => definition.id));
+    const audio = await fetch(templates.at(-1)!.audio_url);
+    expect(audio.status).toBe(200);
+    await seeding;
+    expect(await templateRows()).toHaveLength(templateCatalog.length);
+  });
+
+  it('logs a seeding that failed, fails template requests meanwhile, and builds again at the next request', async () => {
+    // An object store whose folder is taken by a file: every write fails until the file goes.
+    const root = join(scratch, 'objects');
+    await writeFile(root, 'not a folder');
+    const objects = new LocalObjectStore({ root, publicBaseUrl: 'http://127.0.0.1', signingSecret: 'a-signing-secret-for-tests' });
+    const templates = new TemplateService(new TemplateRepository(service.database.db), objects, new AudioPreparer(objects));
+    const { lines, sink } = captureLines();
+
+    await templates.seedInBackground(createLogger('info', 'petsing', sink));
+    expect(lines.join('')).toContain('could not build the template songs');
+    await expect(templates.list()).rejects.toThrow();
+
+    await rm(root);
+    const listed = await templates.list();
+    expect(listed.map((template) => String(template.id))).toEqual(templateCatalog.map((definition) => definition.id));
+    expect(await objects.exists(templateObjectKeys(listed[0]!.id).preparedAudio)).toBe(true);
+  });
+});
