@@ -1,9 +1,9 @@
 /**
  * `npm run bench:start [-- options]`: the first five minutes of a new user, timed. `petsing start` on its embedded
  * defaults (PGlite, local object store, its own Temporal dev server) in a fresh DATA_DIR until GET /health answers
- * (the first start: migrations, keys, the template songs), stopped, started again on the same DATA_DIR (a warm
- * restart), then the operator CLI's simple commands against the running service (`users create`, `credits grant`),
- * each run as a new process the way a person types them. See docs/benchmarks.md (## Start).
+ * (the first start: the database's creation, migrations, keys), stopped, started again on the same DATA_DIR (a warm
+ * restart), then, once that start has settled, the operator CLI's simple commands against the running service
+ * (`users create`, `credits grant`), each run as a new process the way a person types them. See docs/benchmarks.md (## Start).
  *
  * Options: --root DIR (this checkout) the checkout whose `petsing` is timed, so an earlier commit's checkout can be
  * measured side by side; --cli-runs N (5) runs of each CLI command; --busy N (0) processes that keep a core busy
@@ -29,6 +29,8 @@ const cliRuns = Number(options['cli-runs']);
 const busy = Number(options.busy);
 /** How long a stop may take: the supervisor lets its workers hand back their tasks (a SIGKILL would leave parts stopping). */
 const STOP_GRACE_MS = 60_000;
+/** How long a start is given to finish what it does after /health answers. */
+const SETTLE_MS = 20_000;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'petsing-start-bench-'));
 const port = await freePort();
@@ -87,10 +89,13 @@ const burners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e'
 try {
   const install = options.install ? await timeInstall() : undefined;
   const first = await startUntilHealthy();
-  // The first start goes on preparing in the background (template previews); the restart is timed from a settled service.
-  await new Promise((resolve) => setTimeout(resolve, 20_000));
+  // A start goes on in the background once /health answers (the control and render workers, the template previews):
+  // the restart, and the CLI, are timed on a settled service.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  await settle();
   await stopProcess(first.child, STOP_GRACE_MS);
   const warm = await startUntilHealthy();
+  await settle();
   const create = await timeCli(['users', 'create', '--email', 'bench-{i}@example.com']);
   const grant = await timeCli(['credits', 'grant', '--user', 'bench-0@example.com', '--amount', '5']);
   await stopProcess(warm.child, STOP_GRACE_MS);
