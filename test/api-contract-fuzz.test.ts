@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeStripe, type FakeStripe } from './support/fake-stripe.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitForHealth } from './support/processes.ts';
 
 const run = promisify(execFile);
 
@@ -56,7 +56,7 @@ describe('the /openapi.json contract, fuzzed by schemathesis', () => {
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 120_000);
+    await waitForHealth(service, baseUrl, () => output, 120_000);
     await petsing('users', 'create', '--email', 'fuzz@example.com');
     // A few credits: creates past them answer 402, so the render node is not buried in generated videos.
     await petsing('credits', 'grant', '--user', 'fuzz@example.com', '--amount', '3');

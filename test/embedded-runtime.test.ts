@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, waitFor } from './support/processes.ts';
+import { freePort, waitFor, waitForHealth } from './support/processes.ts';
 import { json } from './support/http.ts';
 
 const run = promisify(execFile);
@@ -26,7 +26,9 @@ describe('petsing start on embedded defaults', () => {
     service = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     service.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 120_000);
+    await waitForHealth(service, baseUrl, () => output, 120_000);
+    // The API answers before the workers are up; the banner says when every part runs.
+    await waitFor('the start banner', async () => output.includes('petsing is running'), 120_000);
   };
   const stop = async () => {
     const child = service!;

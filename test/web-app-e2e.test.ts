@@ -7,7 +7,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from './support/fake-stripe.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
+import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor, waitForHealth } from './support/processes.ts';
 import { json } from './support/http.ts';
 import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
 import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
@@ -130,7 +130,7 @@ describe('the web app in Chromium', () => {
         '--use-fake-ui-for-media-stream',
       ], });
     // Three test files start `petsing start`; on a loaded 2-core machine a start takes up to 2 minutes.
-    await waitFor('GET /health', async () => (await fetch(`${baseUrl}/health`)).ok, 150_000);
+    await waitForHealth(service, baseUrl, () => output, 150_000);
     mark('service up');
     phone = await browser.newContext(SIZES.phone);
     await standInForStripe(phone);

@@ -72,6 +72,21 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
 }
 
+/**
+ * Waits for a started service's /health. A service that exits first, or does not answer in time, fails the wait
+ * with what it printed last, so that a failed start says why.
+ */
+export async function waitForHealth(service: ChildProcess, baseUrl: string, output: () => string, timeoutMs: number): Promise<void> {
+  const said = () => `; it printed last:\n${output().slice(-4_000)}`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (service.exitCode !== null || service.signalCode !== null) throw new Error(`the service exited (${service.exitCode ?? service.signalCode}) before GET /health answered${said()}`);
+    if (await fetch(`${baseUrl}/health`).then((response) => response.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`GET /health did not answer within ${timeoutMs} ms${said()}`);
+}
+
 /** Stops a process with SIGTERM, and with SIGKILL once `graceMs` has passed. */
 export async function stopProcess(child: ChildProcess | undefined, graceMs = 5_000): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
