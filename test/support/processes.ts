@@ -77,14 +77,13 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
  * with what it printed last, so that a failed start says why.
  */
 export async function waitForHealth(service: ChildProcess, baseUrl: string, output: () => string, timeoutMs: number): Promise<void> {
-  const said = () => `; it printed last:\n${output().slice(-4_000)}`;
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (service.exitCode !== null || service.signalCode !== null) throw new Error(`the service exited (${service.exitCode ?? service.signalCode}) before GET /health answered${said()}`);
-    if (await fetch(`${baseUrl}/health`).then((response) => response.ok, () => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`GET /health did not answer within ${timeoutMs} ms${said()}`);
+  const answered = async () => {
+    if (service.exitCode !== null || service.signalCode !== null) throw new Error(`the service exited (${service.exitCode ?? service.signalCode}) before GET /health answered`);
+    return fetch(`${baseUrl}/health`).then((response) => response.ok, () => false);
+  };
+  await waitUntil('GET /health', answered, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message}; it printed last:\n${output().slice(-4_000)}`);
+  });
 }
 
 /** Stops a process with SIGTERM, and with SIGKILL once `graceMs` has passed. */
