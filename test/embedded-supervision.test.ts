@@ -61,12 +61,15 @@ describe('petsing start and the processes it supervises', () => {
     const { key } = await petsing('api-keys', 'create', '--user', email, '--scopes', 'videos:read,videos:write');
     return { api: (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } }) };
   };
-  /** A template video of a real pet photo through /v1; answers its id. */
-  const createVideo = async (api: (path: string, init?: RequestInit) => Promise<Response>) => {
+  /** A real pet photo checked through /v1; answers its image id. */
+  const checkedPhoto = async (api: (path: string, init?: RequestInit) => Promise<Response>) => {
     const photo = new FormData();
     photo.append('image', new Blob([await readFile(join(import.meta.dirname, '..', '..', 'shared', 'pets', 'cat-01.jpg'))], { type: 'image/jpeg' }), 'cat.jpg');
-    const image = (await (await api('/v1/images', { method: 'POST', body: photo })).json()) as { id: string };
-    const created = await api('/v1/videos', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ template_id: '1', image_id: image.id }) });
+    return ((await (await api('/v1/images', { method: 'POST', body: photo })).json()) as { id: string }).id;
+  };
+  /** A template video of a real pet photo through /v1; answers its id. */
+  const createVideo = async (api: (path: string, init?: RequestInit) => Promise<Response>) => {
+    const created = await api('/v1/videos', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ template_id: '1', image_id: await checkedPhoto(api) }) });
     expect(created.status).toBe(202);
     return ((await created.json()) as { id: string }).id;
   };
@@ -180,6 +183,56 @@ describe('petsing start and the processes it supervises', () => {
     expect(await second.exited).toBe(78);
     expect(second.output()).toContain(`DATA_DIR: petsing is already running on ${dataDir} (pid ${service.child.pid})`);
     expect(alive(restarted!)).toBe(true);
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+  }, 300_000);
+
+  it('starts its Temporal dev server again when it dies mid-render, on the same database: the render completes, charged once; a create while Temporal hangs is refused uncharged', async () => {
+    const service = start();
+    await service.healthy();
+    const { api } = await apiUser('killed-temporal@example.com');
+    const balance = async () => ((await (await api('/v1/me')).json()) as { credit_balance: number }).credit_balance;
+    const ledger = async () => ((await (await api('/v1/credits')).json()) as { recent: { delta: number; reason: string }[] }).recent;
+
+    // A dev server that hangs (stopped, not dead): a create cannot be queued, so it is refused before any charge.
+    const image = await checkedPhoto(api);
+    const server = await recordedPid();
+    process.kill(server, 'SIGSTOP');
+    try {
+      const refused = await api('/v1/videos', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ template_id: '1', image_id: image }) });
+      const body = (await refused.json()) as { error: { code: string; message: string } };
+      expect([refused.status, body.error.code]).toEqual([503, 'service_unavailable']);
+      expect(body.error.message).toContain('nothing was charged');
+    } finally {
+      process.kill(server, 'SIGCONT');
+    }
+    expect(await balance()).toBe(5);
+    expect(await ledger()).toHaveLength(1);
+
+    const video = await createVideo(api);
+    await waitFor('the render to run', async () => ((await (await api(`/v1/videos/${video}`)).json()) as { stage: string | null }).stage === 'rendering', 60_000);
+    process.kill(server, 'SIGKILL');
+
+    // Until the video is done, /health answers every time; the dev server comes back on the same database.
+    const answers: number[] = [];
+    let status = '';
+    await waitFor('the video to complete after Temporal came back', async () => {
+      answers.push(await fetch(`http://127.0.0.1:${port}/health`).then((health) => health.status, () => 0));
+      const polled = await api(`/v1/videos/${video}`).catch(() => undefined);
+      status = polled?.ok ? ((await polled.json()) as { status: string }).status : status;
+      return status === 'completed' || status === 'failed';
+    }, 150_000);
+    expect(status).toBe('completed');
+    expect(answers.filter((answer) => answer !== 200)).toEqual([]);
+    const restarted = await recordedPid();
+    expect(restarted).not.toBe(server);
+    expect(alive(restarted)).toBe(true);
+    expect(service.output()).toMatch(/"part":"Temporal dev server".*"signal":"SIGKILL".*"msg":"exited unasked; starting it again"/);
+    expect(service.output()).toMatch(/"part":"Temporal dev server".*"msg":"serving again"/);
+    // Charged once: five granted, one spent, nothing refunded; the refused create left no entry.
+    expect(await balance()).toBe(4);
+    expect((await ledger()).map((entry) => entry.delta).sort()).toEqual([-1, 5]);
+    expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
   }, 300_000);

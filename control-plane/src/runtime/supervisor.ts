@@ -9,7 +9,8 @@ import { recordPid, stopLeftover } from './leftover-process.ts';
 import { isPetsingCommand, runningSupervisor, supervisorPidFile } from './supervisor-pid.ts';
 import { apiPortTaken } from './api-port.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { STOP_GRACE_MS, superviseChild, type ChildSpec, type SupervisedChild } from './supervised-child.ts';
+import { petsingPart, STOP_GRACE_MS, type ChildSpec } from './supervised-child.ts';
+import { superviseProcess, type SupervisedProcess, type SupervisedSpec } from './supervised-process.ts';
 
 /** The CLI, which `petsing start` runs again for each process it supervises. */
 const PETSING_CLI = resolve(import.meta.dirname, '..', '..', 'bin', 'petsing.mjs');
@@ -58,31 +59,33 @@ export async function superviseService(config: ControlPlaneConfig, logger: Logge
   const pidFile = supervisorPidFile(config.dataDir);
   await recordPid(pidFile, process.pid);
   lifecycle.add('pid file', () => rm(pidFile, { force: true }));
-  const children = new Map<ChildSpec, SupervisedChild>();
-  const launch = async (spec: ChildSpec) => {
-    const child = superviseChild(spec, PETSING_CLI, logger);
-    children.set(spec, child);
-    await child.ready;
+  const parts = new Map<SupervisedSpec, SupervisedProcess>();
+  const launch = async (spec: SupervisedSpec) => {
+    const part = superviseProcess(spec, logger);
+    parts.set(spec, part);
+    await part.ready;
   };
+  const controlPlaneParts = controlPlane.map((spec) => petsingPart(spec, PETSING_CLI));
+  const renderWorkerPart = petsingPart(renderWorker, PETSING_CLI);
   try {
-    const temporal = devServer?.start();
     // Stopped in reverse: the API first, then the workers, then Temporal.
-    lifecycle.add('temporal dev server', async () => (await temporal?.catch(() => undefined))?.stop());
-    for (const spec of [renderWorker, ...controlPlane]) lifecycle.add(spec.part, async () => children.get(spec)?.stop());
-    const [started] = await Promise.all([
-      temporal,
+    for (const spec of [devServer?.part, renderWorkerPart, ...controlPlaneParts]) {
+      if (spec) lifecycle.add(spec.part, async () => parts.get(spec)?.stop());
+    }
+    await Promise.all([
+      devServer && launch(devServer.part),
       (async () => {
-        for (const spec of controlPlane) await launch(spec);
+        for (const spec of controlPlaneParts) await launch(spec);
       })(),
     ]);
-    const renderWorkerServing = launch(renderWorker);
+    const renderWorkerServing = launch(renderWorkerPart);
     renderWorkerServing.catch(() => {});
     return {
       lifecycle,
       apiUrl: config.baseUrl,
       wsUrl: config.wsUrl,
-      temporalUiUrl: started?.uiUrl,
-      parts: [...controlPlane, renderWorker].map((spec) => spec.part),
+      temporalUiUrl: devServer?.uiUrl,
+      parts: [...controlPlaneParts, renderWorkerPart, ...(devServer ? [devServer.part] : [])].map((spec) => spec.part),
       renderWorkerServing,
     };
   } catch (error) {

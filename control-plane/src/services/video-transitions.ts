@@ -50,18 +50,18 @@ export class VideoTransitions {
 
   /** Fails and refunds the video, exactly once; undefined when it had settled already. */
   async fail(videoId: string, failure: Failure): Promise<Video | undefined> {
-    const video = await this.failAndRefund(videoId, failure);
+    const video = (await this.failAndRefund(videoId, failure))?.video;
     await this.events.emitVideoEvent(videoId, 'video.failed');
     return video;
   }
 
   /**
-   * A create whose render could not be queued fails and refunds its video without an event: the create
-   * answered 503 without the video's id, so no client knows of it (and the queue that would deliver an event
-   * is the one that is down).
+   * A create whose render could not be queued fails and refunds its video without an event: the create answers
+   * 503, saying what was charged and given back, rather than the video (and the queue that would deliver an event
+   * is the one that is down). Answers the refund, as the ledger records it.
    */
-  failUnqueued(videoId: string, failure: Failure): Promise<Video | undefined> {
-    return this.failAndRefund(videoId, failure);
+  async failUnqueued(videoId: string, failure: Failure): Promise<Refund | undefined> {
+    return (await this.failAndRefund(videoId, failure))?.refund;
   }
 
   /** Fails and refunds an unfinished video with code `canceled`; a completed or failed one is answered as it is. */
@@ -75,11 +75,11 @@ export class VideoTransitions {
     return result && { outcome: result.outcome, video: result.video };
   }
 
-  private async failAndRefund(videoId: string, failure: Failure): Promise<Video | undefined> {
+  private async failAndRefund(videoId: string, failure: Failure) {
     const result = await this.videos.fail(videoId, failure);
     if (result?.failed) this.metrics.videoFailed(failure.code);
     this.counted(result?.refund);
-    return result?.video;
+    return result;
   }
 
   private counted(refund: Refund | undefined): void {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
-import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type VideoRepository } from '../repositories/video.repository.ts';
+import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type Refund, type VideoRepository } from '../repositories/video.repository.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
 import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { fileUpload, type MediaUpload } from '../media/uploads.ts';
@@ -137,6 +137,8 @@ export class VideoService {
    * queued, the video fails at once and its payment is given back.
    */
   async create(input: CreateVideoInput): Promise<CreatedVideo | undefined> {
+    // Refused with nothing in the ledger while the render queue is away (a Temporal that restarts).
+    if (!(await this.scheduler.reachable())) throw renderQueueUnavailable();
     const id = randomUUID();
     const prefix = videoObjectPrefix(id);
     try {
@@ -380,9 +382,13 @@ export class VideoService {
       const workflowId = await this.scheduler.startRender(video.id);
       await this.videos.setWorkflowId(video.id, workflowId);
     } catch (error) {
+      // The queue went away between the check and the start: the video fails and is refunded, and the message says so.
       this.logger.error({ err: error, videoId: video.id }, 'could not queue the render');
-      await this.transitions.failUnqueued(video.id, { code: 'queue_unavailable', reason: 'The render could not be queued.' });
-      throw new AppError('service_unavailable', 'The render queue is unavailable; nothing was charged.', { cause: error });
+      const refund = await this.transitions.failUnqueued(video.id, { code: 'queue_unavailable', reason: 'The render could not be queued.' });
+      throw new AppError('service_unavailable', `The render queue could not be reached, so video ${video.id} failed. ${refundSentence(refund)}`, {
+        cause: error,
+        hint: RETRY_WHEN_QUEUE_BACK,
+      });
     }
   }
 
@@ -403,6 +409,24 @@ const extensionOf = (key: string) => {
   const dot = key.lastIndexOf('.');
   return dot > key.lastIndexOf('/') ? key.slice(dot) : '';
 };
+
+const RETRY_WHEN_QUEUE_BACK = 'Retry in a minute: the render queue is coming back.';
+/** The Retry-After of a create refused while the render queue is away (a restarting Temporal is back within seconds). */
+const QUEUE_RETRY_AFTER_SECONDS = 10;
+
+const renderQueueUnavailable = () =>
+  new AppError('service_unavailable', 'The render queue cannot be reached right now, so no video was made; nothing was charged.', {
+    hint: RETRY_WHEN_QUEUE_BACK,
+    headers: { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) },
+  });
+
+/** What a video that failed as it was queued cost in the end, as its ledger shows it: the charge and its refund. */
+function refundSentence(refund: Refund | undefined): string {
+  if (!refund || refund.payment === 'subscription') return 'Nothing was charged.';
+  if (refund.credits === 0) return 'Its free credit was spent, and could not be given back because a new month has started.';
+  if (refund.payment === 'free_credit') return 'Its free credit was spent and given back.';
+  return `Its ${refund.credits} credit was charged and refunded: both entries show in the credit ledger.`;
+}
 
 const noFreeCredits = (now: Date) =>
   new AppError('no_free_credits', `This month's free credits are used up; they reset on ${nextFreeCreditReset(now).toISOString().slice(0, 10)}.`);

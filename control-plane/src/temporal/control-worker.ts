@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
 import { cachedWorkflowBundle } from '@petsing/workflows/bundle';
-import { connectTemporalWorker, runWorker, waitForTemporal, WORKER_TEMPORAL_WAIT_MS } from '@petsing/platform/runtime';
+import { connectTemporalWorker, runWorker, waitForTemporal } from '@petsing/platform/runtime';
 import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
@@ -11,11 +11,16 @@ import { createControlActivities } from './control-activities.ts';
  * The control-plane worker: runs the workflows and the activities that need the database, and makes sure
  * the recurring work (the monthly lifecycle email's schedule, the paid-video reconciler) exists. Production workers
  * load the workflow bundle built ahead of time (`npm run bundle:workflows`, WORKFLOW_BUNDLE_PATH); without one the
- * worker keeps a bundle in DATA_DIR/workflow-bundle, made again only when the workflow code changes.
+ * worker keeps a bundle in DATA_DIR/workflow-bundle, made again only when the workflow code changes. It starts once
+ * Temporal answers, however long that takes; `signal` ends the wait.
  */
-export async function startControlWorker(context: AppContext): Promise<{ stop(): Promise<void> }> {
+export async function startControlWorker(context: AppContext, signal?: AbortSignal): Promise<{ stop(): Promise<void> }> {
   const { env } = context.config;
-  await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
+  // However long Temporal is away (a dev server starting again): the process goes on serving what it can meanwhile.
+  await waitForTemporal(env, {
+    ...(signal ? { signal } : {}),
+    stillWaiting: (waitedSeconds, address) => context.logger.warn({ waitedSeconds, address }, 'the control worker is waiting for Temporal to answer'),
+  });
   await context.services.recurringWork.ensure();
   // Tracing (docs/operations.md, "Traces"): the bundle carries the workflow interceptors; a worker that does not trace drops their spans.
   const tracing = await temporalWorkerTracing();

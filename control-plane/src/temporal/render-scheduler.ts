@@ -11,9 +11,31 @@ import {
 import type { RenderScheduling, WorkflowState } from '../services/ports/render-scheduling.ts';
 import { TEMPLATE_ASSETS_VERSION } from '../templates/template-objects.ts';
 
+/** How long `reachable` waits for Temporal (connecting first, if this process has not yet) before it says no. */
+const REACHABLE_WITHIN_MS = 2_000;
+
 /** The control plane's adapter to Temporal: starts and cancels the workflows of a video. */
 export class RenderScheduler implements RenderScheduling {
   constructor(private readonly client: () => Promise<Client>) {}
+
+  /** Asks the frontend for its system info (the cheapest call it answers), connecting first if need be. */
+  async reachable(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const answered = (async () => {
+      const client = await this.client();
+      await client.connection.withDeadline(Date.now() + REACHABLE_WITHIN_MS, () => client.workflowService.getSystemInfo({}));
+      return true;
+    })();
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), REACHABLE_WITHIN_MS)));
+    try {
+      return await Promise.race([answered, late]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      answered.catch(() => {});
+    }
+  }
 
   /** Starts the video's render; starting it twice is a no-op (the workflow id is the video's). */
   async startRender(videoId: string): Promise<string> {

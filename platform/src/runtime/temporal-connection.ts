@@ -34,22 +34,34 @@ export async function connectTemporalWorker(env: SharedEnv): Promise<NativeConne
   return NativeConnection.connect(await connectionSettings(env));
 }
 
-/** How long a worker that starts waits for its Temporal server to answer before it gives up (waitForTemporal). */
-export const WORKER_TEMPORAL_WAIT_MS = 60_000;
 /** How often a Temporal server that does not answer yet is tried again. */
 const WAIT_POLL_MS = 200;
+/** How often a wait without a deadline says that it still waits. */
+const STILL_WAITING_EVERY_MS = 30_000;
+
+export type TemporalWait = {
+  /** Give up after this long; without it, wait until Temporal answers (or `signal` aborts). */
+  timeoutMs?: number;
+  /** Ends the wait early with its reason (a dev server that exited). */
+  giveUp?: () => string | undefined;
+  signal?: AbortSignal;
+  /** Told every 30 s that Temporal still does not answer (a log line), with how long the wait has lasted. */
+  stillWaiting?: (waitedSeconds: number, address: string) => void;
+};
 
 /**
  * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (the port opens a moment
- * before the namespace is registered), trying again until `timeoutMs` has passed: a worker started beside its server
- * (under `petsing start`, which starts its dev server meanwhile; a pod before the frontend) waits for it rather than
- * fail. `giveUp` ends the wait early with its reason (a dev server that exited).
+ * before the namespace is registered), trying again meanwhile: a worker started beside its server (under `petsing
+ * start`, which starts its dev server meanwhile and starts it again when it dies; a pod before the frontend) waits for
+ * it rather than exit and be started again.
  */
-export async function waitForTemporal(env: SharedEnv, timeoutMs: number, giveUp: () => string | undefined = () => undefined): Promise<void> {
+export async function waitForTemporal(env: SharedEnv, wait: TemporalWait = {}): Promise<void> {
   const settings = await connectionSettings(env);
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
+  let toldAt = started;
   for (;;) {
-    const reason = giveUp();
+    wait.signal?.throwIfAborted();
+    const reason = wait.giveUp?.();
     if (reason) throw new Error(reason);
     const connection = await Connection.connect({ ...settings, connectTimeout: 1_000 }).catch(() => undefined);
     if (connection) {
@@ -62,7 +74,14 @@ export async function waitForTemporal(env: SharedEnv, timeoutMs: number, giveUp:
         await connection.close();
       }
     }
-    if (Date.now() > deadline) throw new Error(`Temporal at ${settings.address} did not answer for namespace ${env.TEMPORAL_NAMESPACE} within ${timeoutMs / 1000} s`);
+    const now = Date.now();
+    if (wait.timeoutMs !== undefined && now - started > wait.timeoutMs) {
+      throw new Error(`Temporal at ${settings.address} did not answer for namespace ${env.TEMPORAL_NAMESPACE} within ${wait.timeoutMs / 1000} s`);
+    }
+    if (now - toldAt >= STILL_WAITING_EVERY_MS) {
+      toldAt = now;
+      wait.stillWaiting?.(Math.round((now - started) / 1000), settings.address);
+    }
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 }

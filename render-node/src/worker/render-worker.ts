@@ -18,7 +18,6 @@ import {
   sharedEnvProblems,
   sharedEnvShape,
   waitForTemporal,
-  WORKER_TEMPORAL_WAIT_MS,
 } from '@petsing/platform/runtime';
 import { createObjectStore, type ObjectStore } from '@petsing/platform/storage';
 import { temporalWorkerTracing } from '@petsing/platform/tracing';
@@ -76,7 +75,8 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
   // A custom detector (RENDER_DETECTOR_MODEL_PATH) runs on the CPU.
   const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!));
 
-  await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
+  // However long Temporal is away (a dev server starting again), rather than exit and be started again.
+  await waitForTemporal(env, { stillWaiting: (waitedSeconds, address) => logger.warn('the render worker is waiting for Temporal to answer', { waitedSeconds, address }) });
   const temporal = await connectTemporalClient(env);
   const signalsInFlight = new Set<Promise<void>>();
   /** Signals a render's workflow within a deadline, tracked so a stopping node waits for what it sent. */

@@ -6,6 +6,11 @@ export type WorkflowState = 'running' | 'ended' | 'missing';
  * workflows). Every start is idempotent: the workflow id is the video's (or the template's).
  */
 export interface RenderScheduling {
+  /**
+   * Whether the render queue (Temporal) answers now, within a couple of seconds: a create asks before it charges
+   * anything, so that an outage refuses it with nothing in the ledger.
+   */
+  reachable(): Promise<boolean>;
   /** Starts the video's render and answers its workflow id. */
   startRender(videoId: string): Promise<string>;
   /** Starts the timer that cancels the video if it has not completed `deadlineSeconds` from now. */
