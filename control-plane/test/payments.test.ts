@@ -5,6 +5,7 @@ import { connectTemporalClient } from '@petsing/platform/runtime';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadControlPlaneConfig } from '../src/config/env.ts';
+import { createLogger } from '../src/logging/logger.ts';
 import { StripeGateway } from '../src/payments/stripe-gateway.ts';
 import { CreditRepository } from '../src/repositories/credit.repository.ts';
 import { PaymentRepository } from '../src/repositories/payment.repository.ts';
@@ -14,6 +15,8 @@ import type { RenderScheduler } from '../src/temporal/render-scheduler.ts';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from '../../test/support/fake-stripe.ts';
 import { json, type Json } from '../../test/support/http.ts';
 import { signInWebUser } from '../../test/support/accounts.ts';
+import { captureLines } from '../../test/support/log-capture.ts';
+import { insertWebVideo } from '../../test/support/web-video-row.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 const SECRET_KEY = 'sk_test_petsing_payments';
@@ -37,27 +40,7 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
   const deliver = (event: unknown, signature?: string) => deliverWebhook(service.baseUrl, event, WEBHOOK_SECRET, signature);
   const eventCount = async () => Number((await db().selectFrom('payment_events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   /** A finished web video, watermarked unless said otherwise (inserted directly: no render is needed). */
-  const webVideo = async (userId: string, values: { has_watermark?: boolean; status?: 'pending' | 'completed' } = {}) => {
-    const id = randomUUID();
-    const status = values.status ?? 'completed';
-    await db()
-      .insertInto('videos')
-      .values({
-        id,
-        user_id: userId,
-        origin: 'web',
-        payment: 'free_credit',
-        status,
-        has_watermark: values.has_watermark ?? true,
-        template_id: null,
-        image_key: `videos/${id}/image.png`,
-        audio_key: `videos/${id}/audio.mp3`,
-        output_key: status === 'completed' ? `videos/${id}/output.mp4` : null,
-        completed_at: status === 'completed' ? new Date() : null,
-      })
-      .execute();
-    return id;
-  };
+  const webVideo = (userId: string, values: Parameters<typeof insertWebVideo>[2] = {}) => insertWebVideo(db(), userId, values);
   const checkoutRequests = () => stripe.requests.filter((request) => request.path === '/v1/checkout/sessions');
   const describeRerender = (videoId: string) => temporal.client.workflow.getHandle(rerenderWorkflowId(videoId)).describe();
 
@@ -90,6 +73,7 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
             { plan_type: 'annual', interval: 'year', amount: 4999, formatted: '$49.99' },
           ],
           watermark_removal: { amount: 199, formatted: '$1.99' },
+          payments_available: true,
         });
       }
     });
@@ -375,6 +359,7 @@ describe('payments with Stripe (the real SDK against a local Stripe, real Postgr
           { pack: 'growth', credits: 500, amount: 2000, formatted: '$20.00' },
           { pack: 'scale', credits: 2500, amount: 7500, formatted: '$75.00' },
         ],
+        payments_available: true,
       });
     });
 
@@ -588,9 +573,10 @@ describe('payments without Stripe configured (the embedded default)', () => {
   let service: TestService;
   let token: string;
   const url = (path: string) => `${service.baseUrl}${path}`;
+  const log = captureLines();
 
   beforeAll(async () => {
-    service = await startTestService({ env: { COUNTRY_HEADER: 'X-Edge-Country' } });
+    service = await startTestService({ env: { COUNTRY_HEADER: 'X-Edge-Country' }, logger: createLogger('warn', 'petsing', log.sink) });
     ({ token } = await signInWebUser(service, 'unconfigured@example.com'));
   });
   afterAll(async () => {
@@ -603,12 +589,13 @@ describe('payments without Stripe configured (the embedded default)', () => {
     expect(loadControlPlaneConfig({}).stripe).toBeUndefined();
   });
 
-  it('still answers pricing, from the configured country header', async () => {
-    expect(await json(fetch(url('/subscription/pricing'), { headers: { 'X-Edge-Country': 'KR' } }))).toMatchObject({ country: 'KR', currency: 'KRW', plans: [{ amount: 6900 }, { amount: 69000 }] });
-    expect(await json(fetch(url('/subscription/pricing'), { headers: { 'CF-IPCountry': 'JP' } }))).toMatchObject({ country: null, currency: 'USD' });
+  it('still answers pricing, from the configured country header, saying that nothing can be bought', async () => {
+    expect(await json(fetch(url('/subscription/pricing'), { headers: { 'X-Edge-Country': 'KR' } }))).toMatchObject({ country: 'KR', currency: 'KRW', plans: [{ amount: 6900 }, { amount: 69000 }], payments_available: false });
+    expect(await json(fetch(url('/subscription/pricing'), { headers: { 'CF-IPCountry': 'JP' } }))).toMatchObject({ country: null, currency: 'USD', payments_available: false });
+    expect(await json(fetch(url('/credits/packs'), { headers: { Authorization: `Bearer ${token}` } }))).toMatchObject({ currency: 'USD', payments_available: false });
   });
 
-  it('answers 503 payments_not_configured on checkout, portal and webhook endpoints, naming the variables', async () => {
+  it('answers 503 payments_not_configured on checkout, portal and webhook endpoints in plain words; the variables are named in the log only', async () => {
     const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const responses = await Promise.all([
       fetch(url('/subscription/create-checkout-session'), { method: 'POST', headers: auth, body: JSON.stringify({ plan_type: 'weekly' }) }),
@@ -621,9 +608,13 @@ describe('payments without Stripe configured (the embedded default)', () => {
       expect(response.status).toBe(503);
       const body = await json(response);
       expect(body.error.code).toBe('payments_not_configured');
-      expect(body.error.hint).toContain('STRIPE_SECRET_KEY');
-      expect(body.error.hint).toContain('STRIPE_WEBHOOK_SECRET');
+      expect(body.error.message).toBe('Payments are not available on this service.');
+      // What an end user reads (the web app shows message and hint) names no setting of the operator's.
+      expect(`${body.message} ${body.error.message} ${body.error.hint}`).not.toMatch(/STRIPE|operator|configur/i);
     }
+    const refusals = log.lines.map((line) => JSON.parse(line) as { level: number; code?: string; msg: string }).filter((line) => line.code === 'payments_not_configured');
+    expect(refusals).toHaveLength(responses.length);
+    for (const line of refusals) expect(line.msg).toMatch(/STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/);
     expect(await json(fetch(url('/subscription/status'), { headers: auth }))).toMatchObject({ subscribed: false, source: 'database' });
   });
 });

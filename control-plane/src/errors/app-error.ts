@@ -51,7 +51,7 @@ export const errorCatalog = {
   face_detection_unavailable: { status: 503, title: 'Photo check unavailable', hint: 'No render node could check the photo just now (all busy or none running); retry after the Retry-After header\'s delay.' },
   speech_quota_exhausted: { status: 429, title: 'Speech quota exhausted', hint: 'The speech provider\'s quota is used up; retry after the Retry-After header\'s delay, or later.' },
   speech_unavailable: { status: 503, title: 'Speech generation unavailable', hint: 'Speech generation is temporarily unavailable; retry in a few seconds.' },
-  payments_not_configured: { status: 503, title: 'Payments not configured', hint: 'The operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to enable checkout, the billing portal and Stripe webhooks.' },
+  payments_not_configured: { status: 503, title: 'Payments not available', hint: 'Nothing was charged. This service does not take payments at the moment.' },
   unknown_plan: { status: 400, title: 'Unknown plan', hint: 'Send plan_type "weekly" or "annual"; GET /subscription/pricing lists the plans.' },
   unknown_credit_pack: { status: 400, title: 'Unknown credit pack', hint: 'Send pack "starter", "growth" or "scale"; GET /credits/packs lists them.' },
   video_not_watermarked: { status: 400, title: 'Video has no watermark', hint: 'Only a watermarked video can be bought free of its watermark; this one has none.' },

@@ -63,17 +63,19 @@ export const subscriptionStatusRepresentation = ({ user, source }: Awaited<Retur
   source,
 });
 
-/** Pricing: GET /subscription/pricing, each amount in minor units and as a person reads it. */
-export const pricingRepresentation = ({ country, currency, prices }: LocalPrices) => ({
+/** Pricing: GET /subscription/pricing, each amount in minor units and as a person reads it, and whether they can be paid. */
+export const pricingRepresentation = ({ country, currency, prices }: LocalPrices, paymentsAvailable: boolean) => ({
   country,
   currency,
   currency_exponent: prices.exponent,
   plans: PLAN_TYPES.map((plan) => ({ plan_type: plan, interval: PLAN_INTERVALS[plan], amount: prices[plan], formatted: formatAmount(prices[plan], currency) })),
   watermark_removal: { amount: prices.watermarkRemoval, formatted: formatAmount(prices.watermarkRemoval, currency) },
+  payments_available: paymentsAvailable,
 });
 
-/** CreditPackList: GET /credits/packs. */
-export const creditPackListRepresentation = ({ currency, packs }: ReturnType<BillingService['creditPacks']>) => ({
+/** CreditPackList: GET /credits/packs, and whether they can be bought. */
+export const creditPackListRepresentation = ({ currency, packs }: ReturnType<BillingService['creditPacks']>, paymentsAvailable: boolean) => ({
   currency,
   packs: packs.map((pack) => ({ ...pack, formatted: formatAmount(pack.amount, currency) })),
+  payments_available: paymentsAvailable,
 });

@@ -60,6 +60,11 @@ export class BillingService {
     return { currency: CREDIT_PACK_CURRENCY, packs: CREDIT_PACK_KEYS.map((pack) => ({ pack, ...CREDIT_PACKS[pack] })) };
   }
 
+  /** Whether anything can be bought: Stripe is configured. Without it every checkout, the portal and the webhook answer payments_not_configured. */
+  paymentsAvailable(): boolean {
+    return this.gateway !== undefined;
+  }
+
   async subscriptionCheckout(user: User, planType: string, country: string | undefined): Promise<CheckoutAnswer> {
     const gateway = this.requireGateway();
     const plan = PLAN_TYPES.find((type) => type === planType);
@@ -311,7 +316,9 @@ export class BillingService {
 
   private requireGateway(): PaymentGateway {
     if (!this.gateway) {
-      throw new AppError('payments_not_configured', 'Payments are not configured on this server.');
+      // The operator's part stays in the log: the caller is an end user (or Stripe), told only that nothing can be bought.
+      this.logger.warn({ code: 'payments_not_configured' }, 'a payment call was refused: payments are off; set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET to turn them on');
+      throw new AppError('payments_not_configured', 'Payments are not available on this service.');
     }
     return this.gateway;
   }

@@ -44,6 +44,8 @@ export function Account() {
       window.location.assign(answer.url);
     });
 
+  // Plans and billing are offered only where the service takes payments; without, the page says what the account has.
+  const offered = pricing.data?.payments_available ? pricing.data : undefined;
   const current = status.data;
   const subscription = current?.subscription;
   return (
@@ -73,7 +75,7 @@ export function Account() {
               {subscription.cancel_at_period_end ? 'Ends' : 'Renews'} on {formatDate(subscription.current_period_end)}.
             </p>
           ) : null}
-          {subscription.status !== 'none' ? (
+          {subscription.status !== 'none' && offered ? (
             <p>
               <button type="button" className="button button-secondary" onClick={() => void portal()} disabled={busy !== undefined} aria-busy={busy === 'portal'}>
                 {busy === 'portal' ? 'Opening billing…' : 'Manage billing and receipts'}
@@ -83,13 +85,13 @@ export function Account() {
         </div>
       ) : null}
       <ErrorNotice problem={problem} />
+      <ErrorNotice problem={pricing.problem} title="Prices could not be loaded." />
 
-      {current && !current.subscribed ? (
+      {current && !current.subscribed && offered ? (
         <section aria-labelledby="plans-heading">
           <h2 id="plans-heading">Plans</h2>
-          <ErrorNotice problem={pricing.problem} title="Prices could not be loaded." />
           <ul className="plan-grid">
-            {pricing.data?.plans.map((plan) => (
+            {offered.plans.map((plan) => (
               <li key={plan.plan_type} className="card plan stack">
                 <h3>{PLAN_NAMES[plan.plan_type] ?? plan.plan_type}</h3>
                 <p className="price">
@@ -102,7 +104,7 @@ export function Account() {
               </li>
             ))}
           </ul>
-          {pricing.data ? <p className="muted">Prices in {pricing.data.currency}. Payments are handled by Stripe.</p> : null}
+          <p className="muted">Prices in {offered.currency}. Payments are handled by Stripe.</p>
         </section>
       ) : null}
       <p>

@@ -38,10 +38,13 @@ const SOUND_MISSING: Record<SoundSource, string> = {
   link: 'Get the sound of the video to continue.',
 };
 
+/** Said next to "Make it sing" while a photo without a found face waits for the person to place the mouth. */
+const PLACE_MARKER = 'Move the marker onto your pet\'s mouth to continue.';
+
 /** Make a video: a photo (camera or library), the sound, a shape; credits and cost shown before the tap. */
 export function Create() {
   const navigate = useNavigate();
-  const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId(), source: useId(), audioFile: useId() };
+  const ids = { photo: useId(), camera: useId(), song: useId(), shape: useId(), credits: useId(), source: useId(), audioFile: useId(), waiting: useId() };
   const account = useLoad((signal) => call(api.GET('/user/me', { signal })), 'me');
   const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
   const [photo, setPhoto] = useState<File>();
@@ -94,7 +97,12 @@ export function Create() {
   const me = account.data;
   const noCredits = Boolean(me && !me.subscribed && me.free_credits < 1);
   const soundReady = source === 'song' ? Boolean(templateId) : Boolean(audio ?? hosted);
-  const ready = Boolean(photo && soundReady && me && !noCredits && !busy && check?.state !== 'checking');
+  // No face found: the marker starts in the middle of the photo, on nothing in particular, so nothing is made (or
+  // paid for) until the person has put it on the pet's mouth; the create then sends that point.
+  const placeMarker = Boolean(checked && !checked.face && !moved);
+  const ready = Boolean(photo && soundReady && me && !noCredits && !busy && check?.state !== 'checking' && !placeMarker);
+  // What "Make it sing" waits for, said next to it (and read with it: a button marked aria-disabled stays focusable).
+  const waitingFor = !photo ? 'Pick a photo to continue.' : placeMarker ? PLACE_MARKER : !soundReady ? SOUND_MISSING[source] : undefined;
 
   const pickAudio = (file: File | undefined) => {
     setProblem(undefined);
@@ -124,16 +132,16 @@ export function Create() {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (!photo || !soundReady) return;
+    if (!photo || !ready) return;
     setBusy(true);
     setProblem(undefined);
     try {
       const form = new FormData();
       if (checked) {
-        // The checked photo by id; the mouth only when the person moved the marker or none was found (the
-        // render node finds the eyes and chin around it).
+        // The checked photo by id; the mouth when the person moved the marker (always, when no face was found:
+        // the render node finds the eyes and chin around it).
         form.append('image_id', checked.id);
-        if (mouth && (moved || !checked.face)) form.append('face', JSON.stringify({ mouth }));
+        if (mouth && moved) form.append('face', JSON.stringify({ mouth }));
       } else {
         form.append('image', photo);
       }
@@ -189,11 +197,11 @@ export function Create() {
             {check?.state === 'checking' ? <p>Finding your pet&apos;s face…</p> : null}
             {checked ? (
               <p>
-                {checked.face
-                  ? moved
-                    ? 'The mouth is where you put the marker.'
-                    : `We found your ${petName(checked.face.species)}'s mouth under the marker. If it is wrong, drag it to the mouth.`
-                  : 'No pet face was found. Drag the marker to your pet\'s mouth.'}
+                {moved
+                  ? 'The mouth is where you put the marker.'
+                  : checked.face
+                    ? `We found your ${petName(checked.face.species)}'s mouth under the marker. If it is wrong, drag it to the mouth.`
+                    : 'No pet face was found. Put the marker on your pet\'s mouth: drag it, tap the mouth, or move it with the arrow keys.'}
               </p>
             ) : null}
             {checked?.face?.framing === 'small-face' ? (
@@ -263,10 +271,21 @@ export function Create() {
         </fieldset>
 
         <ErrorNotice problem={problem} title="The video could not be created." />
-        <button type="submit" className="button button-large" disabled={!ready} aria-busy={busy}>
+        <button
+          type="submit"
+          className="button button-large"
+          disabled={busy}
+          aria-disabled={!ready}
+          aria-describedby={waitingFor ? ids.waiting : undefined}
+          aria-busy={busy}
+        >
           {busy ? 'Uploading…' : 'Make it sing'}
         </button>
-        {!photo ? <p className="muted">Pick a photo to continue.</p> : !soundReady ? <p className="muted">{SOUND_MISSING[source]}</p> : null}
+        {waitingFor ? (
+          <p id={ids.waiting} className="muted" data-testid="create-waiting">
+            {waitingFor}
+          </p>
+        ) : null}
         {/* Below the button, so the photo, the song and the button fit a phone's two screens; read before the tap all the same. */}
         <div id={ids.credits} className="credits" aria-live="polite">
           <ErrorNotice problem={account.problem} title="Your free videos could not be counted." />
@@ -274,7 +293,7 @@ export function Create() {
             me.subscribed ? (
               <p>Your plan includes this video, without a watermark.</p>
             ) : noCredits ? (
-              <p>No free videos are left this month: see the plans at the top of the page.</p>
+              <p>No free videos are left this month: see the top of the page.</p>
             ) : (
               <p>
                 <strong>
@@ -293,29 +312,35 @@ export function Create() {
   );
 }
 
-/** No free video left this month: when they come back, and the plans (prices in the visitor's currency) instead. */
+/**
+ * No free video left this month: when they come back, and the plans (prices in the visitor's currency) instead,
+ * when this service takes payments.
+ */
 function NoCreditsOffer({ resetAt }: { resetAt: string }) {
   const pricing = useLoad((signal) => call(api.GET('/subscription/pricing', { signal })), 'pricing');
+  const offered = pricing.data?.payments_available ? pricing.data : undefined;
   return (
     <div className="notice notice-warning" data-testid="no-credits">
       <p>
-        <strong>You have used this month&apos;s free videos.</strong> They come back on {formatDate(resetAt)}. With a plan you make as many videos as you
-        like, without the watermark.
+        <strong>You have used this month&apos;s free videos.</strong> They come back on {formatDate(resetAt)}.
+        {offered ? ' With a plan you make as many videos as you like, without the watermark.' : null}
       </p>
-      {pricing.data ? (
-        <ul>
-          {pricing.data.plans.map((plan) => (
-            <li key={plan.plan_type}>
-              {PLAN_NAMES[plan.plan_type] ?? plan.plan_type}: {plan.formatted} {INTERVAL_WORDS[plan.interval] ?? ''}
-            </li>
-          ))}
-        </ul>
+      {offered ? (
+        <>
+          <ul>
+            {offered.plans.map((plan) => (
+              <li key={plan.plan_type}>
+                {PLAN_NAMES[plan.plan_type] ?? plan.plan_type}: {plan.formatted} {INTERVAL_WORDS[plan.interval] ?? ''}
+              </li>
+            ))}
+          </ul>
+          <p>
+            <Link to="/account" className="button">
+              See the plans
+            </Link>
+          </p>
+        </>
       ) : null}
-      <p>
-        <Link to="/account" className="button">
-          See the plans
-        </Link>
-      </p>
     </div>
   );
 }

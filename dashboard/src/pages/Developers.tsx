@@ -254,20 +254,25 @@ function Credits({ awaitingCredits }: { awaitingCredits: boolean }) {
       ) : credits.data ? (
         <p className="muted">No credit changes yet.</p>
       ) : null}
-      <h3>Buy credits</h3>
       <ErrorNotice problem={packs.problem} title="Credit packs could not be loaded." />
-      <ErrorNotice problem={problem} />
-      <ul className="plan-grid">
-        {packs.data?.packs.map((pack) => (
-          <li key={pack.pack} className="card plan stack">
-            <p className="price">{pack.credits} credits</p>
-            <p className="muted">{pack.formatted}</p>
-            <button type="button" className="button button-secondary" onClick={() => void buy(pack)} disabled={buying !== undefined} aria-busy={buying === pack.pack}>
-              {buying === pack.pack ? 'Opening checkout…' : `Buy ${pack.credits} credits`}
-            </button>
-          </li>
-        ))}
-      </ul>
+      {/* Offered only where the service takes payments; without, credits come from the operator (petsing credits grant). */}
+      {packs.data?.payments_available ? (
+        <>
+          <h3>Buy credits</h3>
+          <ErrorNotice problem={problem} />
+          <ul className="plan-grid">
+            {packs.data.packs.map((pack) => (
+              <li key={pack.pack} className="card plan stack">
+                <p className="price">{pack.credits} credits</p>
+                <p className="muted">{pack.formatted}</p>
+                <button type="button" className="button button-secondary" onClick={() => void buy(pack)} disabled={buying !== undefined} aria-busy={buying === pack.pack}>
+                  {buying === pack.pack ? 'Opening checkout…' : `Buy ${pack.credits} credits`}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </section>
   );
 }

@@ -10,6 +10,8 @@ import { useLoad } from '../components/use-load.ts';
 export function Landing() {
   const templates = useLoad((signal) => call(api.GET('/templates', { signal })), 'templates');
   const pricing = useLoad((signal) => call(api.GET('/subscription/pricing', { signal })), 'pricing');
+  // The paid plans and the watermark's removal are shown only where the service takes payments; the free plan always.
+  const offered = pricing.data?.payments_available ? pricing.data : undefined;
   const location = useLocation();
   // A link to /#pricing (the create page's "see the plans") lands on the prices once they are there.
   useEffect(() => {
@@ -59,7 +61,7 @@ export function Landing() {
         </ul>
       </section>
 
-      <section aria-labelledby="pricing-heading" id="pricing">
+      <section aria-labelledby="pricing-heading" id="pricing" aria-busy={pricing.loading}>
         <h2 id="pricing-heading">Pricing</h2>
         <ErrorNotice problem={pricing.problem} title="Prices could not be loaded." />
         <ul className="plan-grid">
@@ -68,7 +70,7 @@ export function Landing() {
             <p className="price">2 videos every month</p>
             <p className="muted">With a small watermark. No card needed.</p>
           </li>
-          {pricing.data?.plans.map((plan) => (
+          {offered?.plans.map((plan) => (
             <li key={plan.plan_type} className="card plan">
               <h3>{PLAN_NAMES[plan.plan_type] ?? plan.plan_type}</h3>
               <p className="price">
@@ -78,9 +80,9 @@ export function Landing() {
             </li>
           ))}
         </ul>
-        {pricing.data ? (
+        {offered ? (
           <p className="muted">
-            Prices in {pricing.data.currency}. Removing the watermark from one video: {pricing.data.watermark_removal.formatted}.
+            Prices in {offered.currency}. Removing the watermark from one video: {offered.watermark_removal.formatted}.
           </p>
         ) : null}
       </section>

@@ -129,9 +129,10 @@ export function VideoPage() {
                 Download
               </a>
             ) : null}
-            {video.status === 'completed' && video.has_watermark && !awaitingRemoval ? (
+            {/* Offered only where the service takes payments (GET /subscription/pricing says so). */}
+            {video.status === 'completed' && video.has_watermark && !awaitingRemoval && pricing.data?.payments_available ? (
               <button type="button" className="button button-secondary" onClick={() => void removeWatermark()} disabled={buying} aria-busy={buying}>
-                {buying ? 'Opening checkout…' : `Remove the watermark${pricing.data ? ` (${pricing.data.watermark_removal.formatted})` : ''}`}
+                {buying ? 'Opening checkout…' : `Remove the watermark (${pricing.data.watermark_removal.formatted})`}
               </button>
             ) : null}
             {confirming ? (

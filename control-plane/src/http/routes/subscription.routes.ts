@@ -28,7 +28,7 @@ export function subscriptionRoutes(context: AppContext): Router {
   router.get('/subscription/pricing', (req, res) => {
     const pricing = billing.pricing(countryOf(req));
     res.set({ 'Cache-Control': 'public, max-age=3600', Vary: countryHeader });
-    res.json(pricingRepresentation(pricing));
+    res.json(pricingRepresentation(pricing, billing.paymentsAvailable()));
   });
 
   router.get('/subscription/status', signedIn, async (_req, res) => {
@@ -52,7 +52,7 @@ export function subscriptionRoutes(context: AppContext): Router {
   });
 
   router.get('/credits/packs', signedIn, (_req, res) => {
-    res.json(creditPackListRepresentation(billing.creditPacks()));
+    res.json(creditPackListRepresentation(billing.creditPacks(), billing.paymentsAvailable()));
   });
 
   router.post('/credits/create-checkout-session', signedIn, async (req, res) => {
@@ -70,7 +70,7 @@ export function registerSubscriptionPaths(registry: OpenAPIRegistry): void {
     method: 'get', path: '/subscription/pricing', security: [], tags: ['web-app'], operationId: 'getPricing', summary: "Plan prices in the caller's currency",
     description: 'The currency follows the country in the edge header (CF-IPCountry unless the operator configured COUNTRY_HEADER); '
       + 'an unknown or missing country gets USD. Amounts are in minor units (cents; whole yen and won for the zero-decimal JPY and KRW).',
-    responses: { 200: jsonResponse('Weekly and annual plan prices, and the watermark removal price.', Pricing) },
+    responses: { 200: jsonResponse('Weekly and annual plan prices, the watermark removal price, and whether they can be bought here.', Pricing) },
   });
   registry.registerPath({
     method: 'get', path: '/subscription/status', security: idTokenSecurity, tags: ['web-app'], operationId: 'getSubscriptionStatus', summary: 'The subscription state',

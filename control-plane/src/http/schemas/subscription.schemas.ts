@@ -14,6 +14,12 @@ const PlanPrice = Money.extend({
   interval: z.enum(Object.values(PLAN_INTERVALS)).meta({ description: 'How often the plan renews.' }),
 }).meta({ id: 'PlanPrice' });
 
+/** Said by GET /subscription/pricing and GET /credits/packs, so a page that shows prices knows whether to offer them. */
+const PaymentsAvailable = z.boolean().meta({
+  description: 'Whether anything can be bought: false when the operator has not configured payments; then every checkout and the billing '
+    + 'portal answer 503 payments_not_configured, and the web app offers no purchase.',
+});
+
 export const Pricing = z
   .object({
     country: z.string().nullable().meta({ description: 'ISO 3166-1 alpha-2 country from the edge header, or null when absent or malformed.', example: 'JP' }),
@@ -21,6 +27,7 @@ export const Pricing = z
     currency_exponent: z.number().int().min(0).max(3).meta({ description: 'Digits of the minor unit: amount / 10^currency_exponent is the price in the major unit (0 for JPY and KRW).' }),
     plans: z.array(PlanPrice).meta({ description: 'The weekly and the annual plan.' }),
     watermark_removal: Money.meta({ description: 'Price of removing the watermark of one video (POST /subscription/create-one-time-checkout).' }),
+    payments_available: PaymentsAvailable,
   })
   .meta({ id: 'Pricing', description: "Plan prices in the caller's currency, chosen from the country the edge reports." });
 
@@ -65,6 +72,7 @@ export const CreditPackList = z
   .object({
     currency: z.string().meta({ description: 'Credit packs are priced in USD.', example: 'USD' }),
     packs: z.array(CreditPack),
+    payments_available: PaymentsAvailable,
   })
   .meta({ id: 'CreditPackList' });
 
