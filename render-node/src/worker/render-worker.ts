@@ -74,7 +74,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     ? undefined
     : await loadPetFaceModel({ provider: env.RENDER_EXECUTION_PROVIDER, cudaFallback: env.RENDER_CUDA_FALLBACK, logger });
   // A custom detector (RENDER_DETECTOR_MODEL_PATH) runs on the CPU.
-  const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!));
+  const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!, { logger }));
 
   await waitForTemporal(env, WORKER_TEMPORAL_WAIT_MS);
   const temporal = await connectTemporalClient(env);
