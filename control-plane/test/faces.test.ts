@@ -311,6 +311,10 @@ describe('photo checks and face hints', () => {
       expect(await runOperatorCommand(service.context, 'videos.show', { id: made.left.videoId })).toMatchObject({
         face_source: 'photo_check', face_model: version, photo_check: { face: made.left.stored, model: version },
       });
+      // The watermark-removal re-render (after payment) plans with the same stored face.
+      const { renders } = service.context.services;
+      expect(await renders.beginRerender(made.right.videoId)).toMatchObject({ photoCheck: { face: made.right.stored, model: version } });
+      await renders.abandonRerender(made.right.videoId, { code: 'render_failed', reason: 'Not re-rendered by this test.' });
 
       const scratch = await mkdtemp(join(tmpdir(), 'petsing-stored-face-'));
       try {

@@ -44,7 +44,7 @@ function sessionOptions(provider: ExecutionProvider, request: SessionRequest): o
  * creates default OrtCUDAProviderOptionsV2 and sets device_id; no other key is read, and `extra` entries are
  * session settings, not provider options), so the variable is the only way to it from Node.
  */
-export const TF32_SWITCH = 'NVIDIA_TF32_OVERRIDE';
+const TF32_SWITCH = 'NVIDIA_TF32_OVERRIDE';
 
 /**
  * TF32 off for the whole process before its first CUDA session loads those libraries, unless the operator set the

@@ -71,7 +71,7 @@ export interface PhotoFace {
  * A photo check decodes at most this many pixels a side: the detector sees 256 px of the whole photo and a
  * 192 px crop of the face, so more only costs decoding time (the render decodes its own, larger copy).
  */
-const CHECK_MAX_SIDE = 1536;
+export const CHECK_MAX_SIDE = 1536;
 
 /** Decodes a photo file (EXIF applied, downscaled for work) and finds its face, reported in the photo's own pixels. */
 export async function detectInPhoto(path: string, detector: FaceDetector): Promise<PhotoFace> {

@@ -111,15 +111,19 @@ describe('pet-face model sessions', () => {
 
   it('are created with the provider list asked for: CUDA first, the CPU for the rest', async () => {
     const create = vi.spyOn(ort.InferenceSession, 'create');
+    const tf32 = process.env.NVIDIA_TF32_OVERRIDE;
     try {
       const loaded = await loadPetFaceModel({ provider: 'cuda', cudaFallback: 'cpu' });
       const lists = create.mock.calls.map(([, options]) => (options as ort.InferenceSession.SessionOptions).executionProviders);
       expect(lists[0]).toEqual([{ name: 'cuda', deviceId: 0 }, 'cpu']);
+      // TF32 off before the first CUDA session (onnxruntime-node cannot pass use_tf32), unless the operator chose.
+      expect(process.env.NVIDIA_TF32_OVERRIDE).toBe(tf32 ?? '0');
       // Where CUDA cannot load (no GPU here), each session falls back to the CPU: never silently (logged).
       expect(loaded.providers).toEqual(loaded.provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu']);
       await loaded.release();
     } finally {
       create.mockRestore();
+      if (tf32 === undefined) delete process.env.NVIDIA_TF32_OVERRIDE;
     }
   });
 });
