@@ -116,6 +116,8 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
 
     const row = await videoRow(video.id);
     expect(row?.status).toBe('completed');
+    // A photo stored without a check has no face the owner was shown: the render found it, and the video says so.
+    expect(row).toMatchObject({ photo_check: null, face_source: 'render_no_check', face_model: expect.stringMatching(/^detector-.+\+landmarks-.+$/) });
     expect(await ledger(video.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
   }, 180_000);
 

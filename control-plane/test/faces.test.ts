@@ -1,12 +1,15 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
+import { bundledPetFaceModel, loadRenderWorkerEnv, prepareJob, startRenderWorker } from '@petsing/render-node';
 import { temporal as temporalProto } from '@temporalio/proto';
-import { renderWorkflowId, type FaceHints } from '@petsing/workflows';
+import { renderWorkflowId, type FaceHints, type FoundFace } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/platform/runtime';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +18,8 @@ import { toneWav } from '../../test/support/audio.ts';
 import type { Json } from '../../test/support/http.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { waitFor } from '../../test/support/processes.ts';
+import { distance, motionCentre, motionGain, motionMap, type FramePoint } from '../../test/support/video-motion.ts';
+import { runOperatorCommand } from '../src/cli/operator-commands.ts';
 import { messageFirstLogger } from '../src/logging/logger.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
@@ -25,6 +30,8 @@ const NO_PET_PHOTO = join(PETS, 'other-03.jpg');
 const MOUTH = { mouth: { x: 0.4, y: 0.66 } };
 const HINTS: FaceHints = { mouth: { x: 0.5, y: 0.7 }, nose: { x: 0.5, y: 0.6 }, chin: { x: 0.5, y: 0.8 }, eyes: [{ x: 0.4, y: 0.45 }, { x: 0.6, y: 0.45 }] };
 const DAY_MS = 24 * 3600 * 1000;
+/** The renders' frame size (RENDER_OUTPUT_SIZE below): square videos of RENDER_SIZE × RENDER_SIZE. */
+const RENDER_SIZE = 192;
 /** Short, so the test of a missing render node does not wait long; a real check of these photos takes about a second. */
 const DETECTION_TIMEOUT_MS = 15_000;
 
@@ -91,7 +98,7 @@ describe('photo checks and face hints', () => {
       controlWorker: true,
       // One render slot, the default: photo checks have their own queue and slots and never wait behind a render.
       env: {
-        DEV_ALLOW_LOCAL_URLS: 'true', FACE_DETECTION_TIMEOUT_MS: String(DETECTION_TIMEOUT_MS), RENDER_OUTPUT_SIZE: '192',
+        DEV_ALLOW_LOCAL_URLS: 'true', FACE_DETECTION_TIMEOUT_MS: String(DETECTION_TIMEOUT_MS), RENDER_OUTPUT_SIZE: String(RENDER_SIZE),
         RATE_LIMIT_WRITES_PER_MINUTE: '100',
       },
     });
@@ -257,7 +264,8 @@ describe('photo checks and face hints', () => {
       expect(await service.context.objectStore.exists(row!.image_key!)).toBe(true);
 
       await waitFor('the video to finish', async () => ['completed', 'failed'].includes((await videoRow(body.id))?.status ?? ''), 240_000);
-      expect(await videoRow(body.id)).toMatchObject({ status: 'completed', face_hints: HINTS });
+      // Every point given: no face finder was needed, and the record says so.
+      expect(await videoRow(body.id)).toMatchObject({ status: 'completed', face_hints: HINTS, face_source: 'given', face_model: null });
       const temporal = await connectTemporalClient(service.context.config.env);
       try {
         const history = await temporal.client.workflow.getHandle(renderWorkflowId(body.id)).fetchHistory();
@@ -266,6 +274,76 @@ describe('photo checks and face hints', () => {
         expect(input).toMatchObject({ imageKey: row!.image_key, face: HINTS });
       } finally {
         await temporal.close();
+      }
+    }, 300_000);
+    it('renders the face the photo check stored and showed, not one found again, and records where each face came from', async () => {
+      const owner = await createTestAccount(service.context, 'stored-face@example.com', 3);
+      const song = new FormData();
+      song.append('audio', new Blob([toneWav(3)], { type: 'audio/wav' }), 'tone.wav');
+      const audio = await call('createApiAudio', 'POST', '/v1/audio', owner.readWrite, song);
+      expect(audio.status, JSON.stringify(audio.body)).toBe(201);
+      // Three checks of the same cat whose stored mouths are moved off the found one, to either side: faces the model
+      // never finds, so only a render that uses the stored face moves the mouth there. The third is stored as found
+      // by another model version, which the render node must not trust.
+      const made: Record<'left' | 'right' | 'older', { videoId: string; stored: FoundFace; model: string }> = {} as never;
+      for (const [name, dx] of [['left', -0.08], ['right', 0.08], ['older', 0.08]] as const) {
+        const checked = await checkByUrl(owner.readWrite, 'cat.jpg');
+        const row = (await imageRow(checked.body.id))!;
+        expect(row.face_model, 'the check stores its model version').toEqual(expect.stringMatching(/^detector-.+\+landmarks-.+$/));
+        const stored: FoundFace = { ...row.face!, mouth: { x: row.face!.mouth.x + dx, y: row.face!.mouth.y } };
+        const model = name === 'older' ? 'detector-000000000000+landmarks-000000000000' : row.face_model!;
+        await service.database.db.updateTable('images').set({ face: JSON.stringify(stored), face_model: model }).where('id', '=', row.id).execute();
+        const created = await call('createApiVideo', 'POST', '/v1/videos', owner.readWrite, { audio_id: audio.body.id, image_id: row.id });
+        expect(created.status, JSON.stringify(created.body)).toBe(202);
+        expect((await videoRow(created.body.id))!.photo_check).toEqual({ face: stored, model });
+        made[name] = { videoId: created.body.id, stored, model };
+      }
+      const finished = async (id: string) => {
+        await waitFor(`video ${id} to finish`, async () => ['completed', 'failed'].includes((await videoRow(id))?.status ?? ''), 240_000);
+        return (await videoRow(id))!;
+      };
+      const version = (await bundledPetFaceModel()).version;
+      expect(await finished(made.left.videoId)).toMatchObject({ status: 'completed', face_source: 'photo_check', face_model: version });
+      expect(await finished(made.right.videoId)).toMatchObject({ status: 'completed', face_source: 'photo_check', face_model: version });
+      // Found again, and the video says why.
+      expect(await finished(made.older.videoId)).toMatchObject({ status: 'completed', face_source: 'render_model_changed', face_model: version });
+      // Operators see it on the video's record.
+      expect(await runOperatorCommand(service.context, 'videos.show', { id: made.left.videoId })).toMatchObject({
+        face_source: 'photo_check', face_model: version, photo_check: { face: made.left.stored, model: version },
+      });
+      // The watermark-removal re-render (after payment) plans with the same stored face.
+      const { renders } = service.context.services;
+      expect(await renders.beginRerender(made.right.videoId)).toMatchObject({ photoCheck: { face: made.right.stored, model: version } });
+      await renders.abandonRerender(made.right.videoId, { code: 'render_failed', reason: 'Not re-rendered by this test.' });
+
+      const scratch = await mkdtemp(join(tmpdir(), 'petsing-stored-face-'));
+      try {
+        const silence = join(scratch, 'silence.wav');
+        await writeFile(silence, toneWav(1));
+        /** Where a stored face's mouth lands in the output frame: the render node's own framing of it. */
+        const mouthInFrame = async ({ stored, model }: { stored: FoundFace; model: string }): Promise<FramePoint> => {
+          const job = await prepareJob({ imagePath: CAT_PHOTO, audioPath: silence, width: RENDER_SIZE, photoCheck: { face: stored, model }, detector: await bundledPetFaceModel() });
+          return { x: job.frameFace.mouth[0] / job.frame.width, y: job.frameFace.mouth[1] / job.frame.height };
+        };
+        const motion = async (videoId: string) => {
+          const path = join(scratch, `${videoId}.mp4`);
+          await pipeline((await service.context.objectStore.get((await videoRow(videoId))!.output_key!)).body, createWriteStream(path));
+          return motionMap(path, RENDER_SIZE, RENDER_SIZE);
+        };
+        const [leftMouth, rightMouth] = [await mouthInFrame(made.left), await mouthInFrame(made.right)];
+        const [left, right] = [await motion(made.left.videoId), await motion(made.right.videoId)];
+        // Head sway and blinks are the same in both; what differs is where the mouth opens.
+        const onlyLeft = motionCentre(motionGain(left, right));
+        const onlyRight = motionCentre(motionGain(right, left));
+        const measured = JSON.stringify({ leftMouth, rightMouth, onlyLeft, onlyRight });
+        expect(distance(leftMouth, rightMouth), measured).toBeGreaterThan(0.15);
+        expect(distance(onlyLeft, leftMouth), measured).toBeLessThan(0.1);
+        expect(distance(onlyRight, rightMouth), measured).toBeLessThan(0.1);
+        // Each nearer its own stored mouth than the other's (measured: 0.05 against 0.13, 0.08 against 0.22).
+        expect(distance(onlyLeft, leftMouth), measured).toBeLessThan(distance(onlyLeft, rightMouth));
+        expect(distance(onlyRight, rightMouth), measured).toBeLessThan(distance(onlyRight, leftMouth));
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
       }
     }, 300_000);
   });

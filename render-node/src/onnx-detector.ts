@@ -1,6 +1,10 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { RenderError } from './errors.ts';
+import type { Logger } from './logger.ts';
+import { warmUp } from './onnx-session.ts';
 import type { RgbImage } from './image-decoder.ts';
 import { DetectionFailure, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
@@ -15,8 +19,11 @@ const DETECTOR_OUTPUT_LENGTH = 1 + 2 * 7 + 4;
  *     mouth corner 1 x,y, mouth corner 2 x,y (negative when not visible), head left, top, width, height
  * A pet-keypoint model is adapted to this with a few post-processing nodes at export.
  */
-export async function loadOnnxFaceDetector(path: string, options: { minScore?: number } = {}): Promise<FaceDetector> {
-  const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'] }).catch((error: Error) => {
+export async function loadOnnxFaceDetector(path: string, options: { minScore?: number; logger?: Logger } = {}): Promise<FaceDetector> {
+  const bytes = await readFile(path).catch((error: Error) => {
+    throw new RenderError('model_load', `cannot read the detector model ${path}: ${error.message}`, 'Check RENDER_DETECTOR_MODEL_PATH.', { cause: error });
+  });
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['cpu'] }).catch((error: Error) => {
     throw new RenderError('model_contract', `cannot load the detector model ${path}: ${error.message}`, 'Check RENDER_DETECTOR_MODEL_PATH.', { cause: error });
   });
   const input = session.inputMetadata[0];
@@ -27,9 +34,15 @@ export async function loadOnnxFaceDetector(path: string, options: { minScore?: n
   }
   const outputName = session.outputNames[0]!;
   const minScore = options.minScore ?? 0.5;
+  const warmUpMs = await warmUp(session, [1, 3, side, side]).catch((error: Error) => {
+    throw new RenderError('model_contract', `the detector model ${path} failed its warm-up run: ${error.message}`, 'See render-node/README.md, "Detector".', { cause: error });
+  });
+  const version = `onnx:${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
+  options.logger?.info('custom face detector ready', { path, version, warmUpMs: Math.round(warmUpMs) });
 
   return {
     name: `onnx:${path}`,
+    version,
     async detect(image: RgbImage): Promise<PetFace | DetectionFailure> {
       const scale = side / Math.max(image.width, image.height);
       const width = Math.max(1, Math.round(image.width * scale));

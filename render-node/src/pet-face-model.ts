@@ -9,7 +9,7 @@ import { RenderError } from './errors.ts';
 import type { RgbImage } from './image-decoder.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { readOnnxMetadata } from './onnx-metadata.ts';
-import { createSession, type ExecutionProvider } from './onnx-session.ts';
+import { createSession, warmUp, type ExecutionProvider } from './onnx-session.ts';
 import { DetectionFailure, eyeMidpoint, faceLength, headAround, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 
 /** The project's own pet-face model (render-node/models/README.md, the model card). */
@@ -206,6 +206,8 @@ interface LandmarkAnswer {
 
 export interface PetFaceModel extends Required<FaceDetector> {
   readonly provider: ExecutionProvider;
+  /** The execution providers its sessions were created with (`cuda`, `cpu`: CUDA first, the CPU for what it lacks). */
+  readonly providers: string[];
 }
 
 export interface LoadPetFaceModelOptions {
@@ -215,6 +217,8 @@ export interface LoadPetFaceModelOptions {
   logger?: Logger;
   /** Threads onnxruntime may use per session; default: up to 4 cores. */
   intraOpThreads?: number;
+  /** onnxruntime's graph optimisations; default 'all'. */
+  graphOptimization?: 'basic' | 'all';
 }
 
 async function readModel(path: string): Promise<Uint8Array> {
@@ -237,6 +241,7 @@ function parseMetadata<T extends z.ZodType>(schema: T, bytes: Uint8Array, path: 
 
 /** Loads both files of the pet-face model once per process; detection then costs one or two detector runs and three to eight landmark runs. */
 export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): Promise<PetFaceModel> {
+  const started = performance.now();
   const files = options.files ?? BUNDLED_FACE_MODEL;
   const logger = options.logger ?? silentLogger;
   const request = {
@@ -244,6 +249,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     cudaFallback: options.cudaFallback ?? 'refuse',
     logger,
     intraOpThreads: options.intraOpThreads ?? Math.min(4, availableParallelism()),
+    ...(options.graphOptimization ? { graphOptimization: options.graphOptimization } : {}),
   };
   const [detectorBytes, landmarkBytes] = await Promise.all([readModel(files.detector), readModel(files.landmarks)]);
   const detectorMeta = parseMetadata(DetectorMetadata, detectorBytes, files.detector);
@@ -253,6 +259,16 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
   const speciesOrder = PetSpecies.options;
   if (detectorMeta.classes[0] !== 'none' || speciesOrder.some((s, i) => detectorMeta.classes[i + 1] !== s || landmarkMeta.species[i] !== s)) {
     throw new RenderError('model_contract', `the pet-face model's classes (${detectorMeta.classes.join(', ')}) are not none + ${speciesOrder.join(', ')}`, 'Rebuild it with npm run train:face.');
+  }
+  const loadMs = performance.now() - started;
+  let warmUpMs: number;
+  try {
+    warmUpMs = (await warmUp(detector.session, [1, 3, detectorMeta.input_side, detectorMeta.input_side]))
+      + (await warmUp(landmarks.session, [1, 3, landmarkMeta.input_side, landmarkMeta.input_side]));
+  } catch (error) {
+    await detector.session.release();
+    await landmarks.session.release();
+    throw new RenderError('model_contract', `the pet-face model failed its warm-up run: ${(error as Error).message}`, 'Rebuild it with npm run train:face (render-node/models/README.md).', { cause: error });
   }
 
   async function runDetector(image: RgbImage): Promise<DetectorAnswer> {
@@ -365,7 +381,9 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
   const name = `pet-face model ${detectorMeta.model_version}`;
   const model: PetFaceModel = {
     name,
+    version: `${detectorMeta.model_version}+${landmarkMeta.model_version}`,
     provider: detector.provider,
+    providers: detector.providers,
     async detect(image) {
       let best = await look(image);
       const turns = quarterTurns(best.answer.points);
@@ -409,7 +427,8 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
       await landmarks.session.release();
     },
   };
-  logger.info('pet-face model ready', { name, provider: detector.provider });
+  // Both sessions have run once on a blank photo: the first person's check or render waits for no kernel selection.
+  logger.info('pet-face model ready', { name, provider: detector.provider, providers: detector.providers, loadMs: Math.round(loadMs), warmUpMs: Math.round(warmUpMs) });
   return model;
 }
 

@@ -43,6 +43,11 @@ export class DetectionFailure {
 
 export interface FaceDetector {
   readonly name: string;
+  /**
+   * Which finder this is, exactly (FaceModelVersion): the pet-face model's model_versions, or a custom model's
+   * file hash. A stored face is used by a render only when its finder had the same version.
+   */
+  readonly version: string;
   detect(image: RgbImage): Promise<PetFace | DetectionFailure>;
   /**
    * The face around a mouth a person pointed at (pixels of `image`), when the detector can look there:
@@ -66,7 +71,7 @@ export interface PhotoFace {
  * A photo check decodes at most this many pixels a side: the detector sees 256 px of the whole photo and a
  * 192 px crop of the face, so more only costs decoding time (the render decodes its own, larger copy).
  */
-const CHECK_MAX_SIDE = 1536;
+export const CHECK_MAX_SIDE = 1536;
 
 /** Decodes a photo file (EXIF applied, downscaled for work) and finds its face, reported in the photo's own pixels. */
 export async function detectInPhoto(path: string, detector: FaceDetector): Promise<PhotoFace> {
@@ -98,6 +103,29 @@ export const scaleFace = (face: PetFace, scale: number): PetFace => mapFace(face
 /** The face as fractions of an image of width × height (the contract's FoundFace). */
 export function faceToFractions(face: PetFace, width: number, height: number): FoundFace {
   return faceRecord(face, face.confidence, ([x, y]) => ({ x: x / width, y: y / height }), (head) => ({ left: head.left / width, top: head.top / height, width: head.width / width, height: head.height / height }));
+}
+
+/**
+ * A face the photo check found (fractions of the photo), in pixels of an image `width` × `height` of the same
+ * photo: the landmarks exactly as the owner was shown them. A profile's far eye was estimated by the model, as
+ * when the render finds the face itself.
+ */
+export function faceFromFractions(found: FoundFace, width: number, height: number, method: string): PetFace {
+  const px = (p: { x: number; y: number }): Point => [p.x * width, p.y * height];
+  return {
+    confidence: found.confidence,
+    eyes: [px(found.eyes[0]), px(found.eyes[1])],
+    nose: px(found.nose),
+    mouth: px(found.mouth),
+    mouthCorners: found.mouth_corners ? [px(found.mouth_corners[0]), px(found.mouth_corners[1])] : null,
+    chin: px(found.chin),
+    head: { left: found.head.left * width, top: found.head.top * height, width: found.head.width * width, height: found.head.height * height },
+    method,
+    eyesEstimated: found.view === 'profile',
+    ...(found.species ? { species: found.species } : {}),
+    ...(found.view ? { view: found.view } : {}),
+    ...(found.mouth_open === undefined ? {} : { mouthOpen: found.mouth_open }),
+  };
 }
 
 /** The face's fields in the snake_case of the wire (FoundFace, `detect --json`), with its points and head box mapped. */

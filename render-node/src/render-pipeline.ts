@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
-import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type VideoAspect } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type PhotoCheck, type RenderedFace, type VideoAspect } from '@petsing/workflows';
 import { MAX_OUTPUT_SIZE } from './config.ts';
 import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from './logger.ts';
 import { copyMelWindow, melSpectrogram } from './mel-features.ts';
 import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
-import { applyHints, DetectionFailure, eyeDistance, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
+import { applyHints, DetectionFailure, eyeDistance, faceFromFractions, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { keyframedTrack, voiceTrack } from './voice-driver.ts';
@@ -44,6 +44,11 @@ export interface RenderVideoOptions {
   detector?: FaceDetector;
   /** The person's corrections (fractions of the photo after EXIF orientation); their mouth point is used as given. */
   faceHints?: FaceHints;
+  /**
+   * The photo check's face, shown to the owner: used as it is (the hints over it) when `detector` has the version
+   * that found it, so the render does not detect again. Absent, or from another version: the render finds the face.
+   */
+  photoCheck?: PhotoCheck;
   /** How a learned model's crops are blended in (see compositor.ts); default 'residual'. */
   blend?: BlendMode;
   /** The song's mouth motion known in advance (template songs): the face rig follows it instead of the voice. */
@@ -87,6 +92,8 @@ export interface RenderResult {
   framing: { left: number; top: number; width: number; height: number };
   /** Whether the head fills the frame, or the pet is too small in the photo to (framing.ts). */
   fit: FaceFit;
+  /** Where the face came from: the photo check, the person, or a detection at the render (and why). */
+  faceOrigin: RenderedFace;
 }
 
 const FRAME_POOL = 4;
@@ -106,21 +113,41 @@ function faceNotFound(reason: string): RenderError {
 /** A given mouth this close to the found one (in face lengths) is the same face: the found landmarks stand. */
 const HINT_AGREES = 0.25;
 
-/** The face to animate, in pixels of `image`: the detector's, corrected by the person's hints. */
-async function locateFace(image: RgbImage, detector: FaceDetector, hints: FaceHints | undefined): Promise<PetFace> {
+/** The face to animate, in pixels of the image it was located on, and where it came from. */
+interface LocatedFace {
+  face: PetFace;
+  origin: RenderedFace;
+}
+
+/**
+ * The face to animate, in pixels of `image`: the photo check's when the detector is the one that found it (the
+ * face the owner was shown), else the detector's own; in both cases corrected by the person's hints.
+ */
+async function locateFace(image: RgbImage, loadDetector: () => Promise<FaceDetector>, hints: FaceHints | undefined, check: PhotoCheck | undefined): Promise<LocatedFace> {
   // Every landmark given: nothing for a detector to add.
-  if (hints?.eyes && hints.nose && hints.chin) return applyHints(null, hints, image.width, image.height);
-  const found = await detector.detect(image);
-  const detected = found instanceof DetectionFailure ? null : found;
+  if (hints?.eyes && hints.nose && hints.chin) return { face: applyHints(null, hints, image.width, image.height), origin: { source: 'given' } };
+  const detector = await loadDetector();
+  const stored = check?.model === detector.version ? check : undefined;
+  const origin: RenderedFace = { source: stored ? 'photo_check' : check ? 'render_model_changed' : 'render_no_check', model: detector.version };
+  let detected: PetFace | null;
+  let missing: string;
+  if (stored) {
+    detected = stored.face && faceFromFractions(stored.face, image.width, image.height, `${detector.name} (the photo check's face)`);
+    missing = `the photo check found none (${detector.name} detector)`;
+  } else {
+    const found = await detector.detect(image);
+    detected = found instanceof DetectionFailure ? null : found;
+    missing = found instanceof DetectionFailure ? `${found.reason} (${detector.name} detector)` : '';
+  }
   if (hints) {
     const mouth: Point = [hints.mouth.x * image.width, hints.mouth.y * image.height];
-    // The model looks again around the given mouth unless the face it found already has its mouth there.
+    // The model looks again around the given mouth unless the face found already has its mouth there.
     const near = detected && Math.hypot(detected.mouth[0] - mouth[0], detected.mouth[1] - mouth[1]) <= HINT_AGREES * faceLength(detected);
     const around = near || !detector.detectAround ? detected : await detector.detectAround(image, mouth, detected);
-    return applyHints(around, hints, image.width, image.height);
+    return { face: applyHints(around, hints, image.width, image.height), origin };
   }
-  if (!detected) throw faceNotFound(`${(found as DetectionFailure).reason} (${detector.name} detector)`);
-  return detected;
+  if (!detected) throw faceNotFound(missing);
+  return { face: detected, origin };
 }
 
 /** What a learned model's compositor needs: where the mouth hangs from and how wide the face is. */
@@ -144,13 +171,14 @@ export interface PreparedJob {
   face: PetFace;
   framing: RenderResult['framing'];
   fit: FaceFit;
+  faceOrigin: RenderedFace;
   audio: DecodedAudio;
   timings: Pick<StageTimings, 'decode' | 'detect'>;
 }
 
 /** Everything that happens once per job before frames flow: decoding, detection, framing. */
 export async function prepareJob(
-  options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'signal'>,
+  options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'photoCheck' | 'signal'>,
 ): Promise<PreparedJob> {
   let mark = performance.now();
   const [image, audio] = await Promise.all([decodeImage(options.imagePath), decodeAudio(options.audioPath, options.signal)]);
@@ -158,7 +186,9 @@ export async function prepareJob(
   throwIfAborted(options.signal);
 
   mark = performance.now();
-  const found = await locateFace(image, options.detector ?? (await bundledPetFaceModel()), options.faceHints);
+  // The bundled model is loaded only when a face has to be found (given points need none).
+  const loadDetector = async () => options.detector ?? (await bundledPetFaceModel());
+  const { face: found, origin } = await locateFace(image, loadDetector, options.faceHints, options.photoCheck);
   // The decoded image may be a downscaled working copy: frame in the photo's own pixels so the 2× rule speaks of the real photo.
   const toSource = image.orientedWidth / image.width;
   const face = mapFace(found, (x, y) => [x * toSource, y * toSource], toSource);
@@ -179,7 +209,7 @@ export async function prepareJob(
   const sy = framing.height / box.height;
   const frameFaceValue = mapFace(found, (x, y) => [(x - box.left) * sx, (y - box.top) * sy], (sx + sy) / 2);
   const detect = performance.now() - mark;
-  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, fit: framing.fit, audio, timings: { decode, detect } };
+  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, fit: framing.fit, faceOrigin: origin, audio, timings: { decode, detect } };
 }
 
 /**
@@ -354,6 +384,7 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
       height: frame.height,
       renderer: model ? 'model' : 'face-rig',
       faceMethod: job.face.method,
+      faceSource: job.faceOrigin.source,
     });
     const frameBytes = frame.width * frame.height * 3;
     const pool = Array.from({ length: FRAME_POOL }, () => ({ buffer: synthesis!.allocate(frameBytes), flushed: Promise.resolve() }));
@@ -420,5 +451,6 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     face: job.face,
     framing: job.framing,
     fit: job.fit,
+    faceOrigin: job.faceOrigin,
   };
 }

@@ -90,12 +90,12 @@ describe('render-node detect', () => {
     expect(Object.keys(face.head as object).sort()).toEqual(['height', 'left', 'top', 'width']);
   });
 
-  it('--json prints {"face": null} for a photo without a pet', async () => {
+  it('--json prints {"face": null} for a photo without a pet, with the model and providers that looked', async () => {
     const path = join(dir, 'grey.png');
     await sharp({ create: { width: 400, height: 300, channels: 3, background: { r: 120, g: 124, b: 118 } } }).png().toFile(path);
     for (const image of [path, join(PETS, 'other-03.jpg')]) {
       const { stdout } = await cli(['--image', image, '--json']);
-      expect(JSON.parse(stdout), image).toEqual({ face: null });
+      expect(JSON.parse(stdout), image).toEqual({ face: null, model: expect.stringMatching(/^detector-.+\+landmarks-.+$/), providers: ['cpu'] });
     }
   });
 });

@@ -100,13 +100,41 @@ export type FoundFace = z.infer<typeof FoundFace>;
 export const DetectFaceInput = z.object({ imageKey: z.string() });
 export type DetectFaceInput = z.infer<typeof DetectFaceInput>;
 
+/**
+ * Which face finder answered: the pet-face model's two model_versions (`detector-…+landmarks-…`), or a custom
+ * detector's `onnx:` and the start of its file's SHA-256. A render uses a stored face only from the same finder.
+ */
+export const FaceModelVersion = z.string().min(1);
+
 /** The photo's size after EXIF orientation, and its face (null: no pet face found). */
 export const DetectFaceResult = z.object({
   width: z.number().int().positive(),
   height: z.number().int().positive(),
   face: FoundFace.nullable(),
+  /** Absent from render nodes older than the field. */
+  model: FaceModelVersion.optional(),
 });
 export type DetectFaceResult = z.infer<typeof DetectFaceResult>;
+
+/**
+ * What the photo check found and the owner was shown, stored with the video: its face (null: none, so the
+ * person placed the mouth) and the finder that found it (absent: checked before versions were stored).
+ */
+export const PhotoCheck = z.object({ face: FoundFace.nullable(), model: FaceModelVersion.optional() });
+export type PhotoCheck = z.infer<typeof PhotoCheck>;
+
+/**
+ * Where a render's face came from: `photo_check`, the stored check's face (the person's hints over it);
+ * `given`, every point given by the person (nothing found); `render_no_check`, found again at the render, the
+ * photo never having been checked; `render_model_changed`, found again because the stored face came from
+ * another (or an unrecorded) model version than the render node's.
+ */
+export const FaceSource = z.enum(['photo_check', 'given', 'render_no_check', 'render_model_changed']);
+export type FaceSource = z.infer<typeof FaceSource>;
+
+/** The face a render used: its source and the finder whose landmarks it is (absent for `given`). */
+export const RenderedFace = z.object({ source: FaceSource, model: FaceModelVersion.optional() });
+export type RenderedFace = z.infer<typeof RenderedFace>;
 
 export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
@@ -125,6 +153,8 @@ export const RenderPlan = z.object({
   aspect: VideoAspect.optional(),
   /** Template songs: the object key of their MouthTrack (JSON). */
   mouthTrackKey: z.string().optional(),
+  /** The photo check's face, which the render uses as it is; absent (a photo never checked, a plan from before): the render finds the face. */
+  photoCheck: PhotoCheck.optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
@@ -162,6 +192,8 @@ export const RenderLipSyncInput = z.object({
   aspect: VideoAspect.optional(),
   /** A MouthTrack (JSON) to follow instead of analysing the audio. */
   mouthTrackKey: z.string().optional(),
+  /** The photo check's face: used without detecting again when the node's face finder is the one that found it. */
+  photoCheck: PhotoCheck.optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 
@@ -170,6 +202,8 @@ export const RenderLipSyncResult = z.object({
   thumbnailKey: z.string(),
   durationSeconds: z.number().positive(),
   frames: z.number().int().positive(),
+  /** Where the face came from; absent from render nodes older than the field. */
+  face: RenderedFace.optional(),
 });
 export type RenderLipSyncResult = z.infer<typeof RenderLipSyncResult>;
 
@@ -178,6 +212,8 @@ export const CompleteVideoInput = z.object({
   outputKey: z.string(),
   thumbnailKey: z.string(),
   watermark: z.boolean(),
+  /** Recorded on the video (face_source, face_model); absent when the render node did not say. */
+  face: RenderedFace.optional(),
 });
 export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
 

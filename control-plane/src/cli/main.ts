@@ -229,6 +229,23 @@ credits
     print(granted, `Granted ${String(granted.granted)} credits; balance is now ${String(granted.balance)}.`);
   });
 
+const videos = program.command('videos').description('look at videos of any account');
+videos
+  .command('show')
+  .description('a video\'s record: status, failure, face hints, the photo check it keeps and where its face came from')
+  .requiredOption('--id <video-id>', 'the video id')
+  .action(async (options: { id: string }) => {
+    const shown = await operate('videos.show', options);
+    const face = shown.face_source ? `${String(shown.face_source)}${shown.face_model ? ` (${String(shown.face_model)})` : ''}` : 'not recorded';
+    print(
+      shown,
+      [
+        `${String(shown.id)}  ${String(shown.status)}${shown.failure_code ? ` (${String(shown.failure_code)}: ${String(shown.failure_reason)})` : ''}  user ${String(shown.user_id)}`,
+        `face from: ${face}; photo check kept: ${shown.photo_check ? 'yes' : 'no'}; face hints: ${shown.face_hints ? JSON.stringify(shown.face_hints) : 'none'}`,
+      ].join('\n'),
+    );
+  });
+
 const emails = program.command('emails').description('lifecycle email (welcome, video ready, free credits renewed)');
 emails
   .command('list')

@@ -93,6 +93,31 @@ const operatorCommands = {
       };
     },
   },
+  'videos.show': {
+    input: z.object({ id: z.uuid() }),
+    run: async (context: AppContext, input: { id: string }) => {
+      const video = await context.services.videos.findForOperator(input.id);
+      return {
+        id: video.id,
+        user_id: video.user_id,
+        origin: video.origin,
+        status: video.status,
+        render_stage: video.render_stage,
+        progress: video.progress,
+        failure_code: video.failure_code,
+        failure_reason: video.failure_reason,
+        has_watermark: video.has_watermark,
+        aspect: video.aspect,
+        face_hints: video.face_hints,
+        // The face the owner was shown (null: the photo was never checked) and where the last render's face came from.
+        photo_check: video.photo_check,
+        face_source: video.face_source,
+        face_model: video.face_model,
+        created_at: video.created_at.toISOString(),
+        completed_at: video.completed_at?.toISOString() ?? null,
+      };
+    },
+  },
   migrate: {
     input: z.object({}),
     run: async () => ({ migrated: true }),

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { FaceHints, FoundFace, RenderStage, VideoAspect } from '@petsing/workflows';
+import type { FaceHints, FaceSource, FoundFace, PhotoCheck, RenderStage, VideoAspect } from '@petsing/workflows';
 import type { CreditPackKey, PlanType } from '../domain/pricing.ts';
 import type { Scope } from '../domain/scopes.ts';
 
@@ -77,6 +77,12 @@ interface VideosTable {
   credit_returned_at: NullableTimestamp;
   /** POST /v1/videos' webhook_url: told of this video's events, signed with the account's default webhook secret. */
   webhook_url: Generated<string | null>;
+  /** The photo check the video was made from (its face, shown to the owner, and the finder's version); null: never checked. */
+  photo_check: ColumnType<PhotoCheck | null, string | null | undefined, string | null>;
+  /** Where the last finished render's face came from; null until a render finishes (and for renders before it was recorded). */
+  face_source: Generated<FaceSource | null>;
+  /** The face finder whose landmarks the last render used (null: every point given, or not recorded). */
+  face_model: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;
@@ -210,6 +216,8 @@ interface ImagesTable {
   height: number;
   /** What a render node found; null: no pet face. Written as JSON text. */
   face: ColumnType<FoundFace | null, string | null, string | null>;
+  /** The version of the face finder that checked it (FaceModelVersion); null: checked before versions were stored. */
+  face_model: Generated<string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
 }

@@ -5,7 +5,7 @@ import type { Database, Image } from '../db/schema.ts';
 export class ImageRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  insert(row: { id: string; user_id: string; object_key: string; width: number; height: number; face: FoundFace | null; expires_at: Date }): Promise<Image> {
+  insert(row: { id: string; user_id: string; object_key: string; width: number; height: number; face: FoundFace | null; face_model: string | null; expires_at: Date }): Promise<Image> {
     return this.db
       .insertInto('images')
       .values({ ...row, face: row.face === null ? null : JSON.stringify(row.face) })

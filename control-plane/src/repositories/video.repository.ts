@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { RENDER_STAGES, type RenderStage } from '@petsing/workflows';
+import { RENDER_STAGES, type RenderedFace, type RenderStage } from '@petsing/workflows';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
 import { CreditRepository } from './credit.repository.ts';
 import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
@@ -25,6 +25,9 @@ export type Charge = { kind: 'api_credit' } | { kind: 'free_credit'; month: stri
 
 /** What a failed video's refund gave back: its payment, and the credits returned (none for a subscription, or a free credit of a past month). */
 export type Refund = { payment: Video['payment']; credits: number };
+
+/** What a finished render stored, and where its face came from (absent: the render node did not say). */
+export type RenderOutput = { outputKey: string; thumbnailKey: string; watermark: boolean; face?: RenderedFace };
 
 export class VideoRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -171,7 +174,7 @@ export class VideoRepository {
   }
 
   /** `firstCompletion`: this call completed a video that had never completed (a re-render's completion is not one). */
-  complete(id: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[]; firstCompletion: boolean } | undefined> {
+  complete(id: string, output: RenderOutput): Promise<{ video: Video; replaced: string[]; firstCompletion: boolean } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const before = await trx.selectFrom('videos').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       // A canceled video was refunded: its render's output must not be delivered (the caller deletes it).
@@ -184,6 +187,8 @@ export class VideoRepository {
           output_key: output.outputKey,
           thumbnail_key: output.thumbnailKey,
           has_watermark: output.watermark,
+          // Where this render's face came from (a render node older than the field says nothing: left as it was).
+          ...(output.face ? { face_source: output.face.source, face_model: output.face.model ?? null } : {}),
           failure_code: null,
           failure_reason: null,
           completed_at: new Date(),

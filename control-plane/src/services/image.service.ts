@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FaceHints } from '@petsing/workflows';
+import type { FaceHints, PhotoCheck } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/platform/storage';
 import type { Image } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -62,6 +62,8 @@ export class ImageService {
         width: found.width,
         height: found.height,
         face: found.face,
+        // The finder's version travels with the face: a render uses this face only on the same finder.
+        face_model: found.model ?? null,
         expires_at: new Date(Date.now() + IMAGE_RETENTION_MS),
       });
     } catch (error) {
@@ -84,6 +86,11 @@ export class ImageService {
         details: { image_id: image.id },
       });
     }
+  }
+
+  /** What the check found and the owner was shown, as a video made from the photo keeps it (RenderPlan.photoCheck). */
+  photoCheckOf(image: Image): PhotoCheck {
+    return { face: image.face, ...(image.face_model ? { model: image.face_model } : {}) };
   }
 
   /** Removes expired photos; returns how many (startExpiredMediaSweep runs it hourly in the control worker). */

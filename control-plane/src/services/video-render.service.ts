@@ -7,7 +7,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
 import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
-import type { VideoRepository } from '../repositories/video.repository.ts';
+import type { RenderOutput, VideoRepository } from '../repositories/video.repository.ts';
 import type { VideoTransitions } from './video-transitions.ts';
 import { noMetrics, type Metrics } from './ports/metrics.ts';
 
@@ -128,8 +128,12 @@ export class VideoRenderService {
     if (moved?.left === 'queued' && moved.since) this.metrics.renderQueueWait((now.getTime() - moved.since.getTime()) / 1000);
   }
 
-  async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<void> {
+  async complete(videoId: string, output: RenderOutput): Promise<void> {
     const result = await this.transitions.complete(videoId, output);
+    // The face the owner was shown was not the one used: said once per render, beside the record on the video.
+    if (result && output.face?.source.startsWith('render_')) {
+      this.logger.info({ videoId, faceSource: output.face.source, faceModel: output.face.model }, 'render found the face again instead of using the photo check');
+    }
     if (!result) {
       // Deleted while rendering: what the render stored must not outlive the video.
       await this.objects.deletePrefix(videoObjectPrefix(videoId));
@@ -156,8 +160,9 @@ export class VideoRenderService {
 
   private async plan(video: Video, watermark: boolean): Promise<RenderPlan> {
     const imageKey = video.image_key ?? await this.importImage(video);
-    // Every render of the video (re-renders too) uses the person's corrections of the face and its shape.
-    const face = video.face_hints ? { face: video.face_hints } : {};
+    // Every render of the video (re-renders too) uses the person's corrections of the face, the face its photo check
+    // found (the one the owner was shown) and its shape.
+    const face = { ...(video.face_hints ? { face: video.face_hints } : {}), ...(video.photo_check ? { photoCheck: video.photo_check } : {}) };
     const { aspect } = video;
     if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect };
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);

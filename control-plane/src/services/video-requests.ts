@@ -1,4 +1,4 @@
-import type { FaceHints, VideoAspect } from '@petsing/workflows';
+import type { FaceHints, PhotoCheck, VideoAspect } from '@petsing/workflows';
 import type { Video } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { LocalUpload, MediaUpload, ReceivedFile } from '../media/uploads.ts';
@@ -16,8 +16,11 @@ export type CreateVideoInput = {
   charge: Charge;
   watermark: boolean;
   templateId?: number;
-  /** A photo to store, a URL the workflow fetches, or a photo the service holds (copied, so the video keeps it). */
-  image: { upload: MediaUpload } | { url: string } | { key: string };
+  /**
+   * A photo to store, a URL the workflow fetches, or a photo the service holds (copied, so the video keeps it) with
+   * its check, which the video keeps too: every render of it uses that face.
+   */
+  image: { upload: MediaUpload } | { url: string } | { key: string; check?: PhotoCheck };
   /** An uploaded file, or audio the service holds (copied; `hostedAudioId` names the hosted audio it came from). */
   audio?: { upload: MediaUpload } | { key: string; hostedAudioId?: string };
   face?: FaceHints;

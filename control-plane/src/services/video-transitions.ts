@@ -1,5 +1,5 @@
 import type { Video, WebhookEventType } from '../db/schema.ts';
-import type { Refund, VideoRepository } from '../repositories/video.repository.ts';
+import type { Refund, RenderOutput, VideoRepository } from '../repositories/video.repository.ts';
 import { noMetrics, type Metrics } from './ports/metrics.ts';
 
 /** Announces a video's new status to whoever subscribed (WebhookService); idempotent per video and event. */
@@ -36,7 +36,7 @@ export class VideoTransitions {
     return this.videos.markRerendering(videoId);
   }
 
-  async complete(videoId: string, output: { outputKey: string; thumbnailKey: string; watermark: boolean }): Promise<{ video: Video; replaced: string[] } | undefined> {
+  async complete(videoId: string, output: RenderOutput): Promise<{ video: Video; replaced: string[] } | undefined> {
     const result = await this.videos.complete(videoId, output);
     if (result?.firstCompletion) this.metrics.videoCompleted();
     await this.events.emitVideoEvent(videoId, 'video.completed');

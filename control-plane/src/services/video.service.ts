@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type PhotoCheck } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { z } from 'zod';
-import type { User, Video } from '../db/schema.ts';
+import type { Image, User, Video } from '../db/schema.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { CANCELED_CODE, VIDEO_CHANGED_CHANNEL, type Refund, type VideoRepository } from '../repositories/video.repository.ts';
@@ -163,6 +163,7 @@ export class VideoService {
           audio_id: input.audio && 'hostedAudioId' in input.audio ? (input.audio.hostedAudioId ?? null) : null,
           has_watermark: input.watermark,
           face_hints: input.face ? JSON.stringify(input.face) : null,
+          photo_check: 'check' in input.image && input.image.check ? JSON.stringify(input.image.check) : null,
           aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
           webhook_url: input.webhookUrl ?? null,
         },
@@ -207,6 +208,13 @@ export class VideoService {
 
   getLatest(userId: string, videoId: string): Promise<Video | undefined> {
     return this.videos.findOwned(videoId, userId);
+  }
+
+  /** Any account's video, for the operator CLI (`petsing videos show`). */
+  async findForOperator(videoId: string): Promise<Video> {
+    const video = await this.videos.findById(videoId);
+    if (!video) throw notFound(`Video ${videoId}`);
+    return video;
   }
 
   list(userId: string, options: { limit: number; offset?: number }): Promise<Video[]> {
@@ -335,11 +343,17 @@ export class VideoService {
     return { key: hosted.object_key, hostedAudioId: hosted.id };
   }
 
-  /** A photo the service holds, refused before any charge when it has no face and the person gave no mouth. */
-  private async heldPhoto(userId: string, imageId: string, face: FaceHints | undefined): Promise<{ key: string }> {
-    const image = await this.images.usable(userId, imageId);
+  /**
+   * A photo the service holds, refused before any charge when it has no face and the person gave no mouth; the
+   * video keeps its check, so the render uses the face the owner was shown.
+   */
+  private async heldPhoto(userId: string, imageId: string, face: FaceHints | undefined): Promise<{ key: string; check: PhotoCheck }> {
+    return this.checkedPhoto(await this.images.usable(userId, imageId), face);
+  }
+
+  private checkedPhoto(image: Image, face: FaceHints | undefined): { key: string; check: PhotoCheck } {
     this.images.assertRenderable(image, face);
-    return { key: image.object_key };
+    return { key: image.object_key, check: this.images.photoCheckOf(image) };
   }
 
   /**
@@ -352,9 +366,7 @@ export class VideoService {
       await this.imageUrls.vet(url);
       return { url };
     }
-    const checked = await this.images.checkUrl(userId, url);
-    this.images.assertRenderable(checked, face);
-    return { key: checked.object_key };
+    return this.checkedPhoto(await this.images.checkUrl(userId, url), face);
   }
 
   /**
@@ -364,9 +376,7 @@ export class VideoService {
   private async webPhoto(userId: string, photo: WebVideoPhoto, face: FaceHints | undefined): Promise<CreateVideoInput['image']> {
     if ('imageId' in photo) return this.heldPhoto(userId, photo.imageId, face);
     if (face) return { upload: fileUpload(photo.upload) };
-    const checked = await this.images.checkUpload(userId, photo.upload);
-    this.images.assertRenderable(checked, face);
-    return { key: checked.object_key };
+    return this.checkedPhoto(await this.images.checkUpload(userId, photo.upload), face);
   }
 
   private async findTemplate(id: string, hint?: string) {

@@ -14,7 +14,7 @@ import { loadLipSyncModel, type LipSyncModel } from '../lipsync-model.ts';
 import type { Logger } from '../logger.ts';
 import { decodeImage } from '../image-decoder.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
-import { bundledPetFaceModel, loadPetFaceModel } from '../pet-face-model.ts';
+import { loadPetFaceModel } from '../pet-face-model.ts';
 import { detectInPhoto, DetectionFailure, faceRecord, type FaceDetector, type PetFace, type Point } from '../pet-face.ts';
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
 import { defaultRigThreads } from '../rig-pool.ts';
@@ -30,13 +30,15 @@ const USAGE = `render-node: the petsing render node's tools
                      [--cuda-fallback cpu|refuse] [--no-watermark] [--size 720] [--fps 25]
                      [--aspect square|4:5|9:16] [--rig-threads N] [--batch-size 32] [--detector-model d.onnx]
                      [--no-idle-motion] [--mouth X,Y] [--json]
-  render-node detect --image pet.jpg [--json] [--detector-model d.onnx]
+  render-node detect --image pet.jpg [--json] [--provider cpu|cuda] [--cuda-fallback cpu|refuse]
+                     [--detector-model d.onnx]
   render-node bench  [--seconds 20] [--rounds 3] [--size 720] [--aspect square|4:5|9:16] [--rig-threads N] [--fps 25]
                      [--model m.onnx] [--provider cpu|cuda] [--preset veryfast] [--keep DIR]
   render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
 
 --mouth: where the pet's mouth is, in pixels of the photo (after EXIF orientation); the render uses it
-as given. detect --json prints exactly one JSON object: {"face": null} or {"face": {...}} (README).
+as given. detect --json prints exactly one JSON object: {"face": null | {...}, "model": ..., "providers": [...]}
+(README). --provider runs the pet-face model (and a learned lip-sync model) on the CPU or CUDA.
 --size is the output width; the height follows --aspect (square 720x720, 4:5 720x900, 9:16 720x1280).
 Without --model (or RENDER_MODEL_PATH) the face rig animates the photo; with one, the learned model does.
 
@@ -122,7 +124,7 @@ async function renderCommand(argv: string[]): Promise<number> {
   const aspect = parseAspect(values.aspect);
   if (!aspect) return 2;
   const model = await loadConfiguredModel(config, logger);
-  const detector = await loadDetector(config.RENDER_DETECTOR_MODEL_PATH);
+  const detector = await loadDetector(config, logger);
   const faceHints = mouth ? await mouthHint(values.image, mouth) : undefined;
   const thumbnailPath = values.thumbnail ?? values.out.replace(/\.[^./]+$/, '') + '.jpg';
   const controller = new AbortController();
@@ -146,11 +148,12 @@ async function renderCommand(argv: string[]): Promise<number> {
     logger,
   });
   await model?.release();
+  await detector.release?.();
   const seconds = result.stageTimings.total / 1000;
   if (values.json) {
     const stageMs = Object.fromEntries(Object.entries(result.stageTimings).map(([stage, ms]) => [stage, Math.round(ms)]));
     const crop = Object.fromEntries(Object.entries(result.framing).map(([key, value]) => [key, Math.round(value)]));
-    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, framing: result.fit, face: faceJson(result.face), stage_ms: stageMs }));
+    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, framing: result.fit, face: faceJson(result.face), ...detectorJson(detector), stage_ms: stageMs }));
     return 0;
   }
   console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
@@ -287,9 +290,7 @@ async function doctorCommand(argv: string[]): Promise<number> {
   );
   results.push(
     await check(`face detector (${config.RENDER_DETECTOR_MODEL_PATH ? 'custom' : `pet-face model, ${config.RENDER_EXECUTION_PROVIDER}`})`, async () => {
-      const detector = config.RENDER_DETECTOR_MODEL_PATH
-        ? await loadOnnxFaceDetector(config.RENDER_DETECTOR_MODEL_PATH)
-        : await loadPetFaceModel({ provider: config.RENDER_EXECUTION_PROVIDER, cudaFallback: config.RENDER_CUDA_FALLBACK, logger: consoleLogger(true) });
+      const detector = await loadDetector(config, consoleLogger(true));
       try {
         // The drawn sample pet is no photo: what counts is that the model runs and answers, and how fast.
         const png = await renderSamplePet(512);
@@ -297,7 +298,7 @@ async function doctorCommand(argv: string[]): Promise<number> {
         const started = performance.now();
         const found = await detector.detect({ width: info.width, height: info.height, data });
         const ms = (performance.now() - started).toFixed(0);
-        const provider = 'provider' in detector ? `, ${String(detector.provider)}` : '';
+        const provider = `, providers ${detectorJson(detector).providers.join(', ')}`;
         return found instanceof DetectionFailure
           ? `${detector.name}${provider}: the drawn sample pet answered in ${ms} ms (${found.reason})`
           : `${detector.name}${provider}: the drawn sample pet answered in ${ms} ms (a ${found.species ?? 'pet'}, mouth at ${found.mouth.map(Math.round).join(', ')})`;
@@ -330,10 +331,17 @@ function parseAspect(value: string | undefined): VideoAspect | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** A custom detector (--detector-model, RENDER_DETECTOR_MODEL_PATH), else the bundled pet-face model. */
-async function loadDetector(modelPath: string | undefined): Promise<FaceDetector> {
-  return modelPath ? await loadOnnxFaceDetector(modelPath) : await bundledPetFaceModel();
+/**
+ * A custom detector (--detector-model, RENDER_DETECTOR_MODEL_PATH; CPU), else the pet-face model on the provider
+ * asked for (--provider, RENDER_EXECUTION_PROVIDER, with --cuda-fallback), warmed up as it loads.
+ */
+async function loadDetector(config: ReturnType<typeof settings>, logger: Logger): Promise<FaceDetector & { providers?: string[] }> {
+  if (config.RENDER_DETECTOR_MODEL_PATH) return await loadOnnxFaceDetector(config.RENDER_DETECTOR_MODEL_PATH, { logger });
+  return await loadPetFaceModel({ provider: config.RENDER_EXECUTION_PROVIDER, cudaFallback: config.RENDER_CUDA_FALLBACK, logger });
 }
+
+/** Which face finder answered and on which execution providers (a custom detector runs on the CPU). */
+const detectorJson = (detector: FaceDetector & { providers?: string[] }) => ({ model: detector.version, providers: detector.providers ?? ['cpu'] });
 
 /** "x,y" → a point; null when it is not two finite numbers. */
 function parsePoint(text: string): Point | null {
@@ -359,24 +367,40 @@ const faceJson = (face: PetFace) =>
 async function detectCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { image: { type: 'string' }, json: { type: 'boolean', default: false }, 'detector-model': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      image: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      'detector-model': { type: 'string' },
+      provider: { type: 'string' },
+      'cuda-fallback': { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   });
   if (values.help || !values.image) {
     console.error(USAGE);
     return values.help ? 0 : 2;
   }
-  const detector = await loadDetector(values['detector-model'] ?? process.env.RENDER_DETECTOR_MODEL_PATH);
-  const { width, height, face, reason } = await detectInPhoto(values.image, detector);
-  if (values.json) {
-    console.log(JSON.stringify({ face: face ? { ...faceJson(face), framing: defaultFit(width, height, face) } : null }));
+  const detector = await loadDetector(settings(values), consoleLogger(values.verbose));
+  try {
+    return await printDetection(values.image, detector, values.json);
+  } finally {
+    await detector.release?.();
+  }
+}
+
+async function printDetection(image: string, detector: FaceDetector & { providers?: string[] }, json: boolean): Promise<number> {
+  const { width, height, face, reason } = await detectInPhoto(image, detector);
+  if (json) {
+    console.log(JSON.stringify({ face: face ? { ...faceJson(face), framing: defaultFit(width, height, face) } : null, ...detectorJson(detector) }));
     return 0;
   }
   if (!face) {
-    console.log(`no pet face found in ${values.image} (${width}×${height}): ${reason}`);
+    console.log(`no pet face found in ${image} (${width}×${height}): ${reason}`);
     return 0;
   }
   const f = faceJson(face);
-  console.log(`pet face in ${values.image} (${width}×${height}), confidence ${f.confidence} (${face.method}):`);
+  console.log(`pet face in ${image} (${width}×${height}), confidence ${f.confidence} (${face.method}):`);
   console.log(`  eyes   ${JSON.stringify(f.eyes)}
   nose   ${JSON.stringify(f.nose)}
   mouth  ${JSON.stringify(f.mouth)}  corners ${JSON.stringify(f.mouth_corners)}`);

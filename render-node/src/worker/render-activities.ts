@@ -76,6 +76,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           thumbnailPath,
           watermark: input.watermark,
           ...(input.face ? { faceHints: input.face } : {}),
+          ...(input.photoCheck ? { photoCheck: input.photoCheck } : {}),
           ...(input.aspect ? { aspect: input.aspect } : {}),
           ...(mouthTrack ? { mouthTrack } : {}),
           width: deps.width,
@@ -113,6 +114,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           thumbnailKey: input.thumbnailKey,
           durationSeconds: result.durationSeconds,
           frames: result.frames,
+          face: result.faceOrigin,
         };
       } catch (error) {
         // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
@@ -132,7 +134,9 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           await download(deps.objects, input.imageKey, imagePath);
           const { width, height, face } = await detectInPhoto(imagePath, deps.detector);
           deps.metrics.stage('photo_check', deps.devices.detect, (performance.now() - started) / 1000);
-          return { width, height, face: face ? { ...faceToFractions(face, width, height), framing: defaultFit(width, height, face) } : null };
+          const found = face ? { ...faceToFractions(face, width, height), framing: defaultFit(width, height, face) } : null;
+          // The version travels with the face, so a render uses this face only on the same model (else it detects again, recorded).
+          return { width, height, face: found, model: deps.detector.version };
         } catch (error) {
           throw toActivityFailure(error);
         }

@@ -73,7 +73,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     ? undefined
     : await loadPetFaceModel({ provider: env.RENDER_EXECUTION_PROVIDER, cudaFallback: env.RENDER_CUDA_FALLBACK, logger });
   // A custom detector (RENDER_DETECTOR_MODEL_PATH) runs on the CPU.
-  const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!));
+  const detector = petFaceModel ?? (await loadOnnxFaceDetector(env.RENDER_DETECTOR_MODEL_PATH!, { logger }));
 
   // However long Temporal is away (a dev server starting again), rather than exit and be started again.
   await waitForTemporal(env, { stillWaiting: (waitedSeconds, address) => logger.warn('the render worker is waiting for Temporal to answer', { waitedSeconds, address }) });

@@ -172,6 +172,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       ...(plan.aspect ? { aspect: plan.aspect } : {}),
       // Template songs: the mouth follows their score's keyframes.
       ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
+      // The face the owner was shown; plans from before stored faces have none, and the render finds it.
+      ...(plan.photoCheck ? { photoCheck: plan.photoCheck } : {}),
     })
     .finally(() => (rendering = false));
   // A cancellation leaves the loop below before the render settles; its rejection must not go unhandled,
@@ -201,6 +203,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     outputKey: result.outputKey,
     thumbnailKey: result.thumbnailKey,
     watermark: plan.watermark,
+    // Where the render's face came from (a render node older than the field says nothing).
+    ...(result.face ? { face: result.face } : {}),
   });
 }
 

@@ -13,6 +13,7 @@ import * as credentialRevocation from './2026-11-27T02-00-00-credential-revocati
 import * as videoChanges from './2026-11-27T05-00-00-video-changes.ts';
 import * as apiAudio from './2026-11-27T04-00-00-api-audio.ts';
 import * as renderStages from './2026-11-28T00-00-00-render-stages.ts';
+import * as storedFaces from './2026-11-29T02-00-00-stored-faces.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T04-00-00-api-audio': apiAudio,
   '2026-11-27T05-00-00-video-changes': videoChanges,
   '2026-11-28T00-00-00-render-stages': renderStages,
+  '2026-11-29T02-00-00-stored-faces': storedFaces,
 };
