@@ -1,4 +1,5 @@
 import * as ort from 'onnxruntime-node';
+import './onnx-telemetry.ts';
 import sharp from 'sharp';
 import { RenderError } from './errors.ts';
 import type { RgbImage } from './image-decoder.ts';

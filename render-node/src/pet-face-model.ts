@@ -409,7 +409,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
       await landmarks.session.release();
     },
   };
-  logger.info('pet-face model ready', { name, provider: detector.provider });
+  logger.info('pet-face model ready', { model: name, provider: detector.provider });
   return model;
 }
 

@@ -75,7 +75,7 @@ export function superviseChild(spec: ChildSpec, cli: string, logger: Logger): Su
     if (current.pid !== undefined) {
       recordPid(spec.pidFile, current.pid).catch((error: unknown) => logger.warn({ part, err: error }, 'could not record its pid; a start after a crash will not wait for it'));
     }
-    logger.info({ part, pid: current.pid }, 'started');
+    logger.info({ part, childPid: current.pid }, 'started');
     current.on('message', (message) => {
       if (message !== READY_MESSAGE) return;
       served = true;

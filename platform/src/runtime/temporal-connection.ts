@@ -40,10 +40,27 @@ export const WORKER_TEMPORAL_WAIT_MS = 60_000;
 const WAIT_POLL_MS = 200;
 
 /**
- * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (the port opens a moment
- * before the namespace is registered), trying again until `timeoutMs` has passed: a worker started beside its server
- * (under `petsing start`, which starts its dev server meanwhile; a pod before the frontend) waits for it rather than
- * fail. `giveUp` ends the wait early with its reason (a dev server that exited).
+ * Whether the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE now (the port opens a moment before
+ * the namespace is registered); one try, within `connectTimeoutMs`.
+ */
+export async function temporalAnswers(env: SharedEnv, connectTimeoutMs = 1_000, settings?: ConnectionSettings): Promise<boolean> {
+  const connection = await Connection.connect({ ...(settings ?? (await connectionSettings(env))), connectTimeout: connectTimeoutMs }).catch(() => undefined);
+  if (!connection) return false;
+  try {
+    await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (temporalAnswers), trying
+ * again until `timeoutMs` has passed: a worker started beside its server (under `petsing start`, which starts its
+ * dev server meanwhile; a pod before the frontend) waits for it rather than fail. `giveUp` ends the wait early with
+ * its reason (a dev server that exited).
  */
 export async function waitForTemporal(env: SharedEnv, timeoutMs: number, giveUp: () => string | undefined = () => undefined): Promise<void> {
   const settings = await connectionSettings(env);
@@ -51,17 +68,7 @@ export async function waitForTemporal(env: SharedEnv, timeoutMs: number, giveUp:
   for (;;) {
     const reason = giveUp();
     if (reason) throw new Error(reason);
-    const connection = await Connection.connect({ ...settings, connectTimeout: 1_000 }).catch(() => undefined);
-    if (connection) {
-      try {
-        await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
-        return;
-      } catch {
-        // Not registered yet.
-      } finally {
-        await connection.close();
-      }
-    }
+    if (await temporalAnswers(env, 1_000, settings)) return;
     if (Date.now() > deadline) throw new Error(`Temporal at ${settings.address} did not answer for namespace ${env.TEMPORAL_NAMESPACE} within ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
