@@ -77,7 +77,9 @@ describe('the logs and the temp folder of a running service', () => {
       const templates = (await (await api('/v1/templates')).json()) as { data: { preview_video_url: string | null }[] };
       return templates.data.every((template) => template.preview_video_url !== null);
     }, 240_000);
-    expect(await leftovers(temp), 'after a start and a render').toEqual([]);
+    // Soft: a run on code without the fixes says every one of them that fails.
+    expect.soft(logLineProblems(service.output()), 'through a first start and a render').toEqual([]);
+    expect.soft(await leftovers(temp), 'after a start and a render').toEqual([]);
 
     const second = await createPetVideo(api);
     await waitUntil('the second render to be under way', async () => (await videoState(api, second)).progress >= 10, 120_000);
@@ -90,14 +92,14 @@ describe('the logs and the temp folder of a running service', () => {
       if (status === 'failed') throw new Error(`the second video failed:\n${service.output().slice(-8_000)}`);
       return status === 'completed';
     }, 240_000);
-    expect(service.output()).toContain('removed scratch folders of renders that no longer run');
-    expect(await leftovers(temp), 'after a killed render and its retry on the restarted worker').toEqual([]);
+    expect.soft(service.output()).toContain('removed scratch folders of renders that no longer run');
+    expect.soft(await leftovers(temp), 'after a killed render and its retry on the restarted worker').toEqual([]);
 
     // What a terminal's Ctrl-C does: SIGINT to the foreground group.
     process.kill(-service.child.pid!, 'SIGINT');
     expect(await service.exited).toBe(0);
-    expect(logLineProblems(service.output())).toEqual([]);
-    expect(service.output()).not.toContain('No workflows registered');
+    expect.soft(logLineProblems(service.output()), 'through a render worker killed and started again, and Ctrl-C').toEqual([]);
+    expect.soft(service.output()).not.toContain('No workflows registered');
     expect(linesSaying(service.output(), 'petsing is running')).toBe(1);
     expect(await leftovers(temp), 'after Ctrl-C').toEqual([]);
   }, 720_000);
@@ -128,7 +130,8 @@ describe('the logs and the temp folder of a running service', () => {
     // The outage lasts this long: its two workers polling and heartbeating, the SDK retries several times in it.
     const outageMs = 8_000;
     await new Promise((resolve) => setTimeout(resolve, outageMs));
-    expect(logLineProblems(worker.output())).toEqual([]);
+    expect.soft(logLineProblems(worker.output()), 'while Temporal is down').toEqual([]);
+    expect.soft(await leftovers(temp), 'after a start').toEqual([]);
 
     server = devServer();
     await waitUntil('the render worker to find Temporal back', () => (exitedEarly(), worker.output().includes('"msg":"Temporal answers again"')), 90_000);
