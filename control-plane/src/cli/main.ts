@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { ConfigError, temporalAddress } from '@petsing/platform/config';
 import type { ControlPlaneConfig } from '../config/env.ts';
+import type { Logger } from '../logging/logger.ts';
 import type { ServiceParts } from '../runtime/start-service.ts';
 import type { OperatorCommandName } from './operator-commands.ts';
 
@@ -90,11 +91,12 @@ async function runParts(parts: ServiceParts): Promise<void> {
 }
 
 /**
- * Says that the service runs, as every event, in one JSON line; at a terminal, also as a block a person reads
- * (`message`, then each field on a line of its own). A log (a pipe, a file) gets the JSON line only.
+ * Says that the service runs, as every event, in one JSON line (at `info`, whatever LOG_LEVEL: the banner was always
+ * printed); at a terminal, also as a block a person reads (`message`, then each field on a line of its own). A log
+ * (a pipe, a file) gets the JSON line only.
  */
-function announce(logger: { info(fields: object, message: string): void }, message: string, fields: Partial<Record<keyof typeof ANNOUNCED, string>>): void {
-  logger.info(fields, message);
+function announce(logger: Logger, message: string, fields: Partial<Record<keyof typeof ANNOUNCED, string>>): void {
+  logger.child({}, { level: 'info' }).info(fields, message);
   if (!process.stdout.isTTY) return;
   const lines = Object.entries(fields).map(([name, value]) => `  ${`${ANNOUNCED[name as keyof typeof ANNOUNCED]}:`.padEnd(16)} ${value}`);
   console.log([message, ...lines].join('\n'));
