@@ -38,7 +38,7 @@ describe('the Temporal SDK lines in our log', () => {
     await waitUntil('a few probes while it is down', () => probes >= 3, 5_000);
     up = true;
     await waitUntil('the line that says it answers', () => entries.length === 4, 5_000);
-    expect(said()[3]).toBe('INFO Temporal answers again');
+    expect(said()[3]).toBe('WARN Temporal answers again');
     expect(entries[3]!.meta).toMatchObject({ address: '127.0.0.1:7233', retriesNotLogged: 29 });
 
     // A second outage is said again.

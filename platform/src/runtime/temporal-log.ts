@@ -71,7 +71,8 @@ export type ReachabilityOptions = {
  * logs each retry (about three lines a second per worker process). This logger says it once instead: the first
  * such line becomes one warning, "Temporal is unreachable", and the rest are counted, not logged, until the server
  * answers again (`answers`, tried every `probeEveryMs`), which one line says, with how long it was out and how
- * many retry lines were left out. Every other line passes as it is.
+ * many retry lines were left out; at the same level, so that a log kept at `warn` shows the pair. Every other line
+ * passes as it is.
  */
 export function collapseUnreachable(downstream: TemporalLogger, options: ReachabilityOptions): TemporalLogger {
   const probeEveryMs = options.probeEveryMs ?? 1_000;
@@ -81,7 +82,7 @@ export function collapseUnreachable(downstream: TemporalLogger, options: Reachab
       void options.answers().then(
         (answered) => {
           if (!answered || !outage) return probe();
-          downstream.info('Temporal answers again', { address: options.address, unreachableSeconds: Math.round((Date.now() - outage.since) / 100) / 10, retriesNotLogged: outage.retriesNotLogged });
+          downstream.warn('Temporal answers again', { address: options.address, unreachableSeconds: Math.round((Date.now() - outage.since) / 100) / 10, retriesNotLogged: outage.retriesNotLogged });
           outage = undefined;
         },
         () => probe(),
