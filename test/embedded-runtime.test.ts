@@ -79,9 +79,9 @@ describe('petsing start on embedded defaults', () => {
     expect(await shared()).toEqual([]);
     expect((await readdir(dataDir)).length).toBeGreaterThan(2);
     expect(await (await fetch(`${baseUrl}/health`)).text()).toBe('OK');
-    expect(output).toContain(`API:         ${baseUrl}`);
-    expect(output).toContain(`WebSocket:   ws://localhost:`);
-    expect(output).toMatch(/Temporal UI: http:\/\/localhost:\d+/);
+    // The banner is a JSON line too (LOG_LEVEL=warn notwithstanding), its addresses fields.
+    expect(output).toContain(`"api":"${baseUrl}","webSocket":"ws://localhost:`);
+    expect(output).toMatch(/"temporalUi":"http:\/\/localhost:\d+"/);
 
     const templates = await json(fetch(`${baseUrl}/templates`));
     expect(templates.length).toBeGreaterThanOrEqual(5);

@@ -1,13 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PETSING_CLI, portsFree, runPetsing, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
-
-const run = promisify(execFile);
+import { cliUser, supervisedChildPid } from './support/embedded-service.ts';
+import { logLineProblems } from './support/log-capture.ts';
+import { freePort, portsFree, runPetsing, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 
 const alive = (pid: number) => {
   try {
@@ -18,18 +17,8 @@ const alive = (pid: number) => {
   }
 };
 
-/** The pid of the child running `petsing <command…>` that `petsing start` (pid `parent`) supervises, read from /proc. */
-async function childOf(parent: number, ...command: string[]): Promise<number | undefined> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent && commandLine.endsWith(`petsing.mjs\0${command.join('\0')}\0`)) return Number(entry);
-  }
-  return undefined;
-}
-const renderWorkerOf = (parent: number) => childOf(parent, 'worker', 'render');
-const apiProcessOf = (parent: number) => childOf(parent, 'serve');
+const renderWorkerOf = (parent: number) => supervisedChildPid(parent, 'worker', 'render');
+const apiProcessOf = (parent: number) => supervisedChildPid(parent, 'serve');
 
 /**
  * `petsing start` on its embedded defaults (PGlite, local store) supervising its parts as processes of their own
@@ -54,13 +43,7 @@ describe('petsing start and the processes it supervises', () => {
     return { ...started, healthy: () => started.serving(`http://127.0.0.1:${port}`, 150_000) };
   };
   /** A user with five credits and a read-write key, made with the CLI against the running service, and its /v1. */
-  const apiUser = async (email: string) => {
-    const petsing = async (...args: string[]) => JSON.parse((await run(process.execPath, [PETSING_CLI, '--json', ...args], { env })).stdout);
-    await petsing('users', 'create', '--email', email);
-    await petsing('credits', 'grant', '--user', email, '--amount', '5');
-    const { key } = await petsing('api-keys', 'create', '--user', email, '--scopes', 'videos:read,videos:write');
-    return { api: (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } }) };
-  };
+  const apiUser = async (email: string) => ({ api: await cliUser(env, `http://127.0.0.1:${port}`, email) });
   /** A real pet photo checked through /v1; answers its image id. */
   const checkedPhoto = async (api: (path: string, init?: RequestInit) => Promise<Response>) => {
     const photo = new FormData();
@@ -157,6 +140,7 @@ describe('petsing start and the processes it supervises', () => {
     expect(((await (await api('/v1/me')).json()) as { credit_balance: number }).credit_balance).toBe(4);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
+    expect(logLineProblems(service.output())).toEqual([]);
   }, 300_000);
 
   it('starts its API process again when it dies, while the render worker and Temporal go on; a second start of the same DATA_DIR is refused', async () => {
@@ -185,6 +169,7 @@ describe('petsing start and the processes it supervises', () => {
     expect(alive(restarted!)).toBe(true);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
+    expect(logLineProblems(service.output())).toEqual([]);
   }, 300_000);
 
   it('starts its Temporal dev server again when it dies mid-render, on the same database: the render completes, charged once; a create while Temporal hangs is refused uncharged', async () => {
@@ -235,6 +220,7 @@ describe('petsing start and the processes it supervises', () => {
     expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
+    expect(logLineProblems(service.output())).toEqual([]);
   }, 300_000);
 
   it('stops cleanly on a Ctrl-C to its whole process group mid-render: the workers let go before Temporal stops, no connection errors', async () => {
@@ -248,6 +234,7 @@ describe('petsing start and the processes it supervises', () => {
     process.kill(-service.child.pid!, 'SIGINT');
     expect(await service.exited).toBe(0);
     expect(service.output()).not.toMatch(/tcp connect|Connection refused|transport error|respond_activity_task_failed/i);
+    expect(logLineProblems(service.output())).toEqual([]);
   }, 240_000);
 
   it('stops a dev server of this DATA_DIR left by a crashed run, and refuses a port taken by anything else', async () => {

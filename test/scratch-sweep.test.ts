@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +9,8 @@ import { removeAbandonedScratchFolders } from '../control-plane/src/media/scratc
 
 /**
  * Scratch folders of work that no longer runs (a render node or API killed mid-work) are removed, and only
- * those: the age gate keeps the folders of work still running, and each process sweeps only its own kinds.
+ * those: a folder that names its process goes as soon as that process is gone and stays while it runs; the age
+ * gate keeps the folders of work still running that name none; each process sweeps only its own kinds.
  */
 describe('the scratch sweep', () => {
   let root: string;
@@ -38,6 +41,38 @@ describe('the scratch sweep', () => {
     await sweep.stop();
     expect((await readdir(root)).sort()).toEqual(['petsing-render-a-file', 'petsing-render-running', 'petsing-upload-old']);
     expect(logged).toEqual([{ message: 'removed scratch folders of renders that no longer run', removed: 2 }]);
+  });
+
+  it('removes the folder of a render node killed mid-render at once, young as it is, and keeps it while that node runs', async () => {
+    // A real process makes its render folder (and the MP4 it is writing) the way a render does, and is killed.
+    const node = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', [
+        `import { writeFile } from 'node:fs/promises';`,
+        `import { createScratchDirectory } from ${JSON.stringify(join(import.meta.dirname, '..', 'platform', 'src', 'tools', 'scratch-directory.ts'))};`,
+        `const folder = await createScratchDirectory('petsing-render');`,
+        `await writeFile(folder + '/output.mp4', 'partial');`,
+        `console.log(folder);`,
+        `setInterval(() => {}, 1000);`,
+      ].join('\n')],
+      { env: { ...process.env, TMPDIR: root }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const [made] = (await once(node.stdout!, 'data')) as [Buffer];
+    const name = made.toString().trim().split('/').at(-1)!;
+    // A folder naming this test's pid with another start time: a pid the kernel gave again after its owner died.
+    await folder(`petsing-render-${process.pid}.1-Ab12Cd`, minutesAgo(1));
+    const logged: unknown[] = [];
+    const logger = { info: (message: string, fields?: object) => logged.push({ message, ...fields }), warn: () => {}, error: () => {} };
+
+    await startScratchSweep(logger, root).stop();
+    expect(await readdir(root)).toContain(name);
+    expect(logged).toEqual([{ message: 'removed scratch folders of renders that no longer run', removed: 1 }]);
+
+    node.kill('SIGKILL');
+    await once(node, 'exit');
+    await startScratchSweep(logger, root).stop();
+    expect((await readdir(root)).filter((entry) => entry.startsWith('petsing-'))).toEqual([]);
+    expect(logged).toHaveLength(2);
   });
 
   it('removes the control plane\'s abandoned upload, speech, soundtrack and audio folders older than the cut-off', async () => {

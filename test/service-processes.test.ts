@@ -90,7 +90,7 @@ describe('petsing processes', () => {
     const worker = runPetsing(['worker', 'control'], { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace });
     children.push(worker.child);
     const deadline = Date.now() + 90_000;
-    while (!worker.output().includes('Control worker: serving the control task queue')) {
+    while (!worker.output().includes('"controlWorker":"serving the control task queue"')) {
       if (worker.child.exitCode !== null || Date.now() > deadline) throw new Error(`the control worker did not start:\n${worker.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

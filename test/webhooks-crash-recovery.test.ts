@@ -28,7 +28,7 @@ describe('webhook deliveries across control-worker crashes', () => {
     child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000)));
     await waitFor('the control worker to serve its queue', async () => {
       if (child.exitCode !== null) throw new Error(`the control worker exited:\n${output}`);
-      return output.includes('Control worker: serving the control task queue');
+      return output.includes('"controlWorker":"serving the control task queue"');
     }, 120_000);
     return child;
   };

@@ -9,6 +9,6 @@ export { buildLipSyncModel, ensureGeneratedModel, GENERATED_MODEL_VERSION } from
 export { loadPetFaceModel, bundledPetFaceModel, BUNDLED_FACE_MODEL, type PetFaceModel } from './pet-face-model.ts';
 export { loadOnnxFaceDetector } from './onnx-detector.ts';
 export { applyHints, faceToFractions, DetectionFailure, type FaceDetector, type PetFace } from './pet-face.ts';
-export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, type RenderWorkerEnv } from './worker/render-worker.ts';
+export { startRenderWorker, loadRenderWorkerEnv, renderWorkerEnvSchema, RENDER_TASK_QUEUES, type RenderWorkerEnv } from './worker/render-worker.ts';
 export { createRenderActivities } from './worker/render-activities.ts';
 export { prometheusRenderNodeMetrics } from './worker/render-metrics.ts';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
+import './onnx-telemetry.ts';
 import sharp from 'sharp';
 import { RenderError } from './errors.ts';
 import type { Logger } from './logger.ts';

@@ -1,4 +1,5 @@
 import * as ort from 'onnxruntime-node';
+import './onnx-telemetry.ts';
 import { RenderError } from './errors.ts';
 import type { Logger } from './logger.ts';
 

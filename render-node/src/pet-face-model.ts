@@ -428,7 +428,7 @@ export async function loadPetFaceModel(options: LoadPetFaceModelOptions = {}): P
     },
   };
   // Both sessions have run once on a blank photo: the first person's check or render waits for no kernel selection.
-  logger.info('pet-face model ready', { name, provider: detector.provider, providers: detector.providers, loadMs: Math.round(loadMs), warmUpMs: Math.round(warmUpMs) });
+  logger.info('pet-face model ready', { model: name, provider: detector.provider, providers: detector.providers, loadMs: Math.round(loadMs), warmUpMs: Math.round(warmUpMs) });
   return model;
 }
 

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { ConfigError, temporalAddress } from '@petsing/platform/config';
 import type { ControlPlaneConfig } from '../config/env.ts';
+import type { Logger } from '../logging/logger.ts';
 import type { ServiceParts } from '../runtime/start-service.ts';
 import type { OperatorCommandName } from './operator-commands.ts';
 
@@ -81,12 +82,37 @@ async function runParts(parts: ServiceParts): Promise<void> {
   lifecycle.exitOnSignals();
   // Under `petsing start`, which says what runs once every part does.
   if (supervisor.serving(lifecycle)) return;
-  const lines = ['petsing is running'];
-  if (parts.api) lines.push(`  API:         ${settings.baseUrl}`, `  WebSocket:   ${settings.wsUrl}`);
-  if (parts.controlWorker) lines.push('  Control worker: serving the control task queue');
-  lines.push(`  Temporal:    ${temporalAddress(settings.env)}`, `  Data:        ${settings.dataDir}`);
-  console.log(lines.join('\n'));
+  announce(logger, 'petsing is running', {
+    ...(parts.api ? { api: settings.baseUrl, webSocket: settings.wsUrl } : {}),
+    ...(parts.controlWorker ? { controlWorker: 'serving the control task queue' } : {}),
+    temporal: temporalAddress(settings.env),
+    data: settings.dataDir,
+  });
 }
+
+/**
+ * Says that the service runs, as every event, in one JSON line (at `info`, whatever LOG_LEVEL: the banner was always
+ * printed); at a terminal, also as a block a person reads (`message`, then each field on a line of its own). A log
+ * (a pipe, a file) gets the JSON line only.
+ */
+function announce(logger: Logger, message: string, fields: Partial<Record<keyof typeof ANNOUNCED, string>>): void {
+  logger.child({}, { level: 'info' }).info(fields, message);
+  if (!process.stdout.isTTY) return;
+  const lines = Object.entries(fields).map(([name, value]) => `  ${`${ANNOUNCED[name as keyof typeof ANNOUNCED]}:`.padEnd(16)} ${value}`);
+  console.log([message, ...lines].join('\n'));
+}
+
+/** The fields `announce` logs, and what the block at a terminal calls them. */
+const ANNOUNCED = {
+  api: 'API',
+  webSocket: 'WebSocket',
+  processes: 'Processes',
+  controlWorker: 'Control worker',
+  taskQueues: 'Task queues',
+  temporal: 'Temporal',
+  temporalUi: 'Temporal UI',
+  data: 'Data',
+};
 
 program
   .command('start')
@@ -101,16 +127,13 @@ program
     await keepDataPrivate(settings.dataDir);
     const logger = createLogger(settings.env.LOG_LEVEL);
     const started = await superviseService(settings, logger);
-    console.log(
-      [
-        'petsing is running',
-        `  API:         ${started.apiUrl}`,
-        `  WebSocket:   ${started.wsUrl}`,
-        `  Processes:   ${started.parts.join(', ')}`,
-        `  Temporal UI: ${started.temporalUiUrl ?? '(external Temporal cluster)'}`,
-        `  Data:        ${settings.dataDir}`,
-      ].join('\n'),
-    );
+    announce(logger, 'petsing is running', {
+      api: started.apiUrl,
+      webSocket: started.wsUrl,
+      processes: started.parts.join(', '),
+      temporalUi: started.temporalUiUrl ?? '(external Temporal cluster)',
+      data: settings.dataDir,
+    });
     // A render worker that cannot start (a wrong RENDER_* setting) stops the whole service, as any part would.
     await started.renderWorkerServing.catch(async (error: unknown) => {
       await started.lifecycle.stop();
@@ -140,7 +163,7 @@ worker
     const { followSupervisor } = await import('../runtime/supervised-child.ts');
     const supervisor = followSupervisor();
     const [
-      { loadRenderWorkerEnv, prometheusRenderNodeMetrics, startRenderWorker },
+      { loadRenderWorkerEnv, prometheusRenderNodeMetrics, RENDER_TASK_QUEUES, startRenderWorker },
       { installTemporalRuntime, resolveDataDir },
       { startProcessMetrics },
       { createLogger, messageFirstLogger },
@@ -164,11 +187,11 @@ worker
     const lifecycle = new Lifecycle(logger);
     lifecycle.add('traces', stopTracing);
     if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
-    installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
+    installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress, server: env, activityOnlyTaskQueues: RENDER_TASK_QUEUES });
     const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
     lifecycle.add('render worker', running.stop);
     lifecycle.exitOnSignals();
-    if (!supervisor.serving(lifecycle)) console.log('petsing render node is serving the GPU task queue');
+    if (!supervisor.serving(lifecycle)) announce(logger, 'petsing render node is serving', { taskQueues: RENDER_TASK_QUEUES.join(', ') });
   });
 
 program

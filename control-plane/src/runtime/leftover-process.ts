@@ -37,7 +37,7 @@ export type Leftover = {
 export async function stopLeftover(leftover: Leftover, logger: Logger): Promise<void> {
   const pid = await recordedProcess(leftover.pidFile, leftover.isOurs);
   if (pid !== undefined) {
-    logger.warn({ pid }, `stopping the ${leftover.what} a previous run of this DATA_DIR left running`);
+    logger.warn({ leftoverPid: pid }, `stopping the ${leftover.what} a previous run of this DATA_DIR left running`);
     if (leftover.ask === 'SIGTERM') signal(pid, 'SIGTERM');
     const deadline = Date.now() + leftover.graceMs;
     while (alive(pid) && Date.now() < deadline) await pause();

@@ -29,7 +29,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
   // Stopped last: the spans of everything stopped before it are exported (a no-op when the process does not trace).
   lifecycle.add('traces', stopTracing);
   if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
-  installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress });
+  installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress, server: env });
   const metrics = processMetrics && prometheusMetrics(processMetrics.registry);
   try {
     if (config.env.DEV_ALLOW_LOCAL_URLS) {

@@ -102,7 +102,7 @@ export class TemplateService {
       for (let definition = queue.shift(); definition; definition = queue.shift()) {
         if (await this.seedOne(definition)) {
           created++;
-          logger.info({ templateId: definition.id, name: definition.name }, 'seeded template');
+          logger.info({ templateId: definition.id, song: definition.name }, 'seeded template');
         }
       }
     };

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { controlActivitySchemas, parsedActivities, TASK_QUEUES } from '@petsing/workflows';
 import { cachedWorkflowBundle } from '@petsing/workflows/bundle';
-import { connectTemporalWorker, runWorker, waitForTemporal } from '@petsing/platform/runtime';
+import { connectTemporalWorker, runWorker, temporalLogger, waitForTemporal } from '@petsing/platform/runtime';
 import { temporalWorkerTracing } from '@petsing/platform/tracing';
 import type { AppContext } from '../runtime/app-context.ts';
 import { createControlActivities } from './control-activities.ts';
@@ -24,8 +24,9 @@ export async function startControlWorker(context: AppContext, signal?: AbortSign
   await context.services.recurringWork.ensure();
   // Tracing (docs/operations.md, "Traces"): the bundle carries the workflow interceptors; a worker that does not trace drops their spans.
   const tracing = await temporalWorkerTracing();
-  // A bundle built ahead of time (production images), else the one kept in DATA_DIR, bundled again when the workflow code changes.
-  const codePath = env.WORKFLOW_BUNDLE_PATH ?? (await cachedWorkflowBundle(join(context.config.dataDir, 'workflow-bundle')));
+  // A bundle built ahead of time (production images), else the one kept in DATA_DIR, bundled again when the workflow
+  // code changes; the bundler logs through ours (webpack's report one line, at debug).
+  const codePath = env.WORKFLOW_BUNDLE_PATH ?? (await cachedWorkflowBundle(join(context.config.dataDir, 'workflow-bundle'), temporalLogger(context.logger.child({ part: 'workflow bundle' }))));
   const connection = await connectTemporalWorker(env);
   const worker = await Worker.create({
     ...tracing,

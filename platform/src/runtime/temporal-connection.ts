@@ -50,10 +50,26 @@ export type TemporalWait = {
 };
 
 /**
- * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (the port opens a moment
- * before the namespace is registered), trying again meanwhile: a worker started beside its server (under `petsing
- * start`, which starts its dev server meanwhile and starts it again when it dies; a pod before the frontend) waits for
- * it rather than exit and be started again.
+ * Whether the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE now (the port opens a moment before
+ * the namespace is registered); one try, within `connectTimeoutMs`.
+ */
+export async function temporalAnswers(env: SharedEnv, connectTimeoutMs = 1_000, settings?: ConnectionSettings): Promise<boolean> {
+  const connection = await Connection.connect({ ...(settings ?? (await connectionSettings(env))), connectTimeout: connectTimeoutMs }).catch(() => undefined);
+  if (!connection) return false;
+  try {
+    await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Resolves once the Temporal server at TEMPORAL_ADDRESS answers for TEMPORAL_NAMESPACE (temporalAnswers), trying
+ * again meanwhile: a worker started beside its server (under `petsing start`, which starts its dev server meanwhile
+ * and starts it again when it dies; a pod before the frontend) waits for it rather than exit and be started again.
  */
 export async function waitForTemporal(env: SharedEnv, wait: TemporalWait = {}): Promise<void> {
   const settings = await connectionSettings(env);
@@ -63,17 +79,7 @@ export async function waitForTemporal(env: SharedEnv, wait: TemporalWait = {}): 
     wait.signal?.throwIfAborted();
     const reason = wait.giveUp?.();
     if (reason) throw new Error(reason);
-    const connection = await Connection.connect({ ...settings, connectTimeout: 1_000 }).catch(() => undefined);
-    if (connection) {
-      try {
-        await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
-        return;
-      } catch {
-        // Not registered yet.
-      } finally {
-        await connection.close();
-      }
-    }
+    if (await temporalAnswers(env, 1_000, settings)) return;
     const now = Date.now();
     if (wait.timeoutMs !== undefined && now - started > wait.timeoutMs) {
       throw new Error(`Temporal at ${settings.address} did not answer for namespace ${env.TEMPORAL_NAMESPACE} within ${wait.timeoutMs / 1000} s`);

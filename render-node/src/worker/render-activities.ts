@@ -53,6 +53,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
       const directory = await createScratchDirectory(RENDER_SCRATCH.render);
       let progress = 0;
       let signalled = 0;
+      /** A Temporal that cannot be reached fails every progress signal of the render (20 of them): the first says so. */
+      let progressSignalFailed = false;
       const heartbeat = setInterval(() => context.heartbeat({ progress }), HEARTBEAT_INTERVAL_MS);
       try {
         context.heartbeat({ progress });
@@ -92,7 +94,9 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
             if (progress >= signalled + PROGRESS_SIGNAL_STEP) {
               signalled = progress;
               deps.signalProgress(input.workflowId, progress).catch((error: unknown) => {
-                deps.logger.warn('could not signal render progress', { videoId: input.jobId, workflowId: input.workflowId, error: String(error) });
+                if (progressSignalFailed) return;
+                progressSignalFailed = true;
+                deps.logger.warn('could not signal render progress; later failures of this render are not logged', { videoId: input.jobId, workflowId: input.workflowId, error: String(error) });
               });
             }
           },

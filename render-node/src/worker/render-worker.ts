@@ -51,12 +51,18 @@ export function loadRenderWorkerEnv(env: NodeJS.ProcessEnv = process.env): Rende
 
 export type RunningRenderWorker = { stop(): Promise<void> };
 
+/** The queues a render node serves: activities only, by design (the workflows run on the control worker). */
+export const RENDER_TASK_QUEUES = [TASK_QUEUES.render, TASK_QUEUES.detect] as const;
+
 /**
  * Starts a render node: loads the pet-face model, and warms up a learned lip-sync model first when one is
  * configured (so it never takes a job it cannot run), then serves the GPU task queue and the photo-check
  * queue until stopped.
  */
 export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, metrics: RenderNodeMetrics = noRenderNodeMetrics): Promise<RunningRenderWorker> {
+  // First: what a node killed before this one left (a partial MP4 of 1.6 MB and more) goes now, not after the models
+  // load. A start that fails leaves its timer, which keeps no process alive.
+  const scratchSweep = startScratchSweep(logger);
   const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
   const modelPath = await resolveModelPath(env, objects);
   const model = modelPath
@@ -115,7 +121,6 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     }),
     await serve(TASK_QUEUES.detect, env.RENDER_DETECT_CONCURRENCY, { detectFace: activities.detectFace }),
   ];
-  const scratchSweep = startScratchSweep(logger);
   return {
     stop: async () => {
       await Promise.all(running.map((worker) => worker.stop()));
