@@ -6,6 +6,7 @@ import type { Video } from '../db/schema.ts';
 import type { VideoStatusEvent } from '../repositories/video.repository.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import { apiPresenter, type ApiPresenter } from '../presenters/api.presenter.ts';
+import { parseClientJson } from './json-body.ts';
 
 const WEBSOCKET_PATH = '/ws';
 const AUTH_TIMEOUT_MS = 10_000;
@@ -148,7 +149,7 @@ async function statusMessage(represent: ApiPresenter, video: Video) {
 
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseClientJson(text);
   } catch {
     return undefined;
   }

@@ -117,7 +117,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
       } catch (error) {
         // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-        throw toActivityFailure(error);
+        throw toActivityFailure(error, deps.logger);
       } finally {
         clearInterval(heartbeat);
         await rm(directory, { recursive: true, force: true });
@@ -134,15 +134,19 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           deps.metrics.stage('photo_check', deps.devices.detect, (performance.now() - started) / 1000);
           return { width, height, face: face ? { ...faceToFractions(face, width, height), framing: defaultFit(width, height, face) } : null };
         } catch (error) {
-          throw toActivityFailure(error);
+          throw toActivityFailure(error, deps.logger);
         }
       });
     },
   };
 }
 
-/** Permanent render errors (bad input) become non-retryable failures carrying their code and hint. */
-function toActivityFailure(error: unknown): unknown {
+/**
+ * Permanent render errors (bad input) become non-retryable failures carrying their code and hint. The message
+ * travels to the client; what the decoder said (`detail`) is logged here and goes no further.
+ */
+function toActivityFailure(error: unknown, logger: Logger): unknown {
+  if (isRenderError(error) && error.detail) logger.warn('input refused', { code: error.code, detail: error.detail });
   if (isRenderError(error) && error.permanent) {
     return ApplicationFailure.create({
       message: error.message,
