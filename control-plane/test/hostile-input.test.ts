@@ -1,12 +1,16 @@
-import { connect } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { operatorCommandInputs } from '../src/cli/operator-commands.ts';
 import { TemplateRepository } from '../src/repositories/template.repository.ts';
 import { callControlSocket } from '../src/runtime/control-socket-client.ts';
 import { startControlSocket } from '../src/runtime/control-socket.ts';
-import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
+import { awayFromWindowEdge, createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
+import { loadControlPlaneConfig } from '../src/config/env.ts';
 import { json, type Json } from '../../test/support/http.ts';
+import { startRenderingService } from '../../test/support/image-host.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
@@ -400,5 +404,159 @@ describe('hostile input', () => {
         expect(response.headers.get('x-content-type-options'), `${path} (${response.status})`).toBe('nosniff');
       }
     });
+  });
+});
+
+/** Issue 34: one address policy for every URL a user hands us, development mode included. */
+describe('metadata addresses spelt as IPv6, with DEV_ALLOW_LOCAL_URLS, on every URL surface', () => {
+  const MAPPED = 'http://[::ffff:169.254.169.254]/latest/meta-data/';
+  const SPELLINGS = [MAPPED, 'http://[::ffff:a9fe:a9fe]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::]/'];
+  const PAGE = 'https://www.tiktok.com/@fixture/video/7301234567890123456';
+  let service: TestService;
+  let apiKey: string;
+  let mediaUrl = MAPPED;
+  const hits: string[] = [];
+  let local: Server;
+  let localUrl = '';
+
+  beforeAll(async () => {
+    // A server on this machine, which the development policy lets users name: it redirects to the metadata address.
+    local = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(302, { location: new URL(req.url ?? '/', 'http://local').searchParams.get('to') ?? '/' }).end();
+    });
+    await new Promise<void>((resolveListen) => local.listen(0, '127.0.0.1', resolveListen));
+    localUrl = `http://127.0.0.1:${(local.address() as AddressInfo).port}`;
+    service = await startTestService({
+      // No fetcher of the test's own: the one DEV_ALLOW_LOCAL_URLS configures, as `npm start` has it.
+      env: { DEV_ALLOW_LOCAL_URLS: 'true', RATE_LIMIT_WRITES_PER_MINUTE: '100000' },
+      videoPageResolver: { resolve: async () => ({ mediaUrl }) },
+    });
+    apiKey = (await createTestAccount(service.context, 'dev-urls@example.com', 5)).readWrite;
+    await new TemplateRepository(service.database.db).upsert({ id: 1, name: 'Fixture', description: '', audio_key: 'templates/1/audio.mp3', audio_duration_ms: 5000, preview_image_key: null });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await new Promise((resolveClose) => local?.close(resolveClose));
+  });
+
+  const send = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(`${service.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: await json(response) };
+  };
+  const via = (to: string) => `${localUrl}/redirect?to=${encodeURIComponent(to)}`;
+
+  it.each(SPELLINGS)('%s is refused as image_url (photo check and create), webhook URL and short-video media', async (address) => {
+    const refusals = [
+      [await send('POST', '/v1/images', { image_url: address }), 'image_url_refused'],
+      [await send('POST', '/v1/videos', { template_id: '1', image_url: address }), 'image_url_refused'],
+      [await send('POST', '/v1/videos', { template_id: '1', image_url: `${localUrl}/pet.png`, webhook_url: address }), 'webhook_url_refused'],
+      [await send('POST', '/v1/webhooks', { url: address }), 'webhook_url_refused'],
+    ] as const;
+    mediaUrl = address;
+    const audio = await send('POST', '/v1/audio', { video_url: PAGE });
+    for (const [answer, code] of [...refusals, [audio, 'image_url_refused'] as const]) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body.error.code).toBe(code);
+    }
+    expect((await send('GET', '/v1/webhooks', undefined)).body.data).toEqual([]);
+  });
+
+  it('is refused after a redirect from a server on this machine, for a photo and for short-video media', async () => {
+    hits.length = 0;
+    const photo = await send('POST', '/v1/images', { image_url: via(MAPPED) });
+    expect([photo.status, photo.body.error.code]).toEqual([400, 'image_url_refused']);
+    mediaUrl = via('http://[::ffff:a9fe:a9fe]/');
+    const audio = await send('POST', '/v1/audio', { video_url: PAGE });
+    expect([audio.status, audio.body.error.code]).toEqual([400, 'image_url_refused']);
+    expect(hits).toHaveLength(2);
+  });
+});
+
+/** Issue 34: the endpoints that hand out credentials without one are rate limited per address. */
+describe('the sign-in rate limit', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ env: { RATE_LIMIT_SIGN_INS_PER_MINUTE: '3' } });
+  });
+  afterAll(() => service?.stop());
+
+  it('counts /oauth/token, /oauth/register and /dev-identity/token together, and answers 429 with Retry-After in each one\'s shape', async () => {
+    await awayFromWindowEdge();
+    const post = (path: string, body: unknown) =>
+      fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const first = [
+      await post('/oauth/register', { redirect_uris: [REDIRECT_URI] }),
+      await post('/oauth/token', { grant_type: 'refresh_token', client_id: 'psc_nobody', refresh_token: 'x' }),
+      await post('/dev-identity/token', { email: 'limited@example.com' }),
+    ];
+    expect(first.map((response) => response.status)).toEqual([201, 401, 200]);
+    expect(first[2]!.headers.get('ratelimit-policy')).toBe('"sign_in";q=3;w=60');
+
+    for (const path of ['/oauth/token', '/oauth/register']) {
+      const limited = await post(path, { grant_type: 'authorization_code', client_id: 'x', redirect_uris: [REDIRECT_URI] });
+      expect(limited.status, path).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await json(limited)).toMatchObject({ error: 'rate_limited', error_description: expect.stringContaining('sign_in') });
+    }
+    const dev = await post('/dev-identity/token', { email: 'limited@example.com' });
+    expect(dev.status).toBe(429);
+    expect(Number(dev.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await json(dev)).error).toMatchObject({ code: 'rate_limited', retryable: true, hint: expect.any(String) });
+  });
+});
+
+/** Issue 34: the development sign-in is never served on a public interface. */
+describe('HOST and the development sign-in', () => {
+  it('listens on loopback unless told otherwise; the development sign-in exists only there', () => {
+    expect(loadControlPlaneConfig({}).env.HOST).toBe('127.0.0.1');
+    for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]']) expect(loadControlPlaneConfig({ HOST: host }).devSignIn, host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.20', 'api.example.com']) expect(loadControlPlaneConfig({ HOST: host }).devSignIn, host).toBe(false);
+    const oidc = { OIDC_ISSUER: 'https://issuer.example.com', OIDC_AUDIENCE: 'petsing', OIDC_JWKS_URL: 'https://issuer.example.com/jwks' };
+    expect(loadControlPlaneConfig({ HOST: '127.0.0.1', ...oidc }).devSignIn).toBe(false);
+  });
+
+  it('on 0.0.0.0 without an identity provider: no /dev-identity/token, not in /openapi.json, and the web app is told', async () => {
+    const service = await startTestService({ env: { HOST: '0.0.0.0' } });
+    try {
+      const signIn = await fetch(`${service.baseUrl}/dev-identity/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"a@example.com"}' });
+      expect(signIn.status).toBe(404);
+      expect((await json(fetch(`${service.baseUrl}/openapi.json`))).paths['/dev-identity/token']).toBeUndefined();
+      const page = await (await fetch(`${service.baseUrl}/app/sign-in`, { headers: { accept: 'text/html' } })).text();
+      expect(page).toContain('&quot;sign_in&quot;:{&quot;kind&quot;:&quot;none&quot;}');
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+/** Issue 34: what a decoder says about a broken photo stays in the log. */
+describe('a broken photo at an image_url', () => {
+  let rendering: Awaited<ReturnType<typeof startRenderingService>>;
+  let apiKey: string;
+  beforeAll(async () => {
+    // A phone's HEIC cut off halfway, as an interrupted upload leaves it.
+    const heic = await readFile(new URL('../../render-node/test/fixtures/sample-pet.heic', import.meta.url));
+    rendering = await startRenderingService({}, { '/broken.heic': { body: heic.subarray(0, Math.floor(heic.length / 2)), contentType: 'image/heic' } });
+    await new TemplateRepository(rendering.service.database.db).upsert({ id: 1, name: 'Fixture', description: '', audio_key: 'templates/1/audio.mp3', audio_duration_ms: 5000, preview_image_key: null });
+    apiKey = (await createTestAccount(rendering.service.context, 'broken-photo@example.com', 2)).readWrite;
+  }, 240_000);
+  afterAll(() => rendering?.stop());
+
+  it('answers our own message, with no decoder text or temporary path, to a photo check and to a create', async () => {
+    const send = (path: string, body: unknown) =>
+      fetch(`${rendering.service.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const imageUrl = rendering.imageHost.url('/broken.heic');
+    for (const response of [await send('/v1/images', { image_url: imageUrl }), await send('/v1/videos', { template_id: '1', image_url: imageUrl })]) {
+      const body = await json(response);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(body.error.code).toBe('unsupported_image_format');
+      expect(body.error.message).toContain('the image cannot be decoded');
+      expect(JSON.stringify(body)).not.toMatch(/\/tmp|petsing-|seek|heif|libvips|vips|\.heic|image:/i);
+    }
   });
 });
