@@ -236,6 +236,16 @@ describe('hostile input', () => {
       expect(count).toBeGreaterThan(3);
     });
 
+    it('a NUL inside an otherwise valid redirect URI is refused as invalid_redirect_uri, never stored (the issue\'s 500)', async () => {
+      const response = await fetch(url('/oauth/register'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [`${REDIRECT_URI}\u0000`], client_name: 'NUL client' }),
+      });
+      expect(response.status).toBe(400);
+      expect(await json(response)).toMatchObject({ error: 'invalid_redirect_uri', error_description: expect.stringMatching(TEXT_RULE) });
+    });
+
     it('other control characters are refused too; tab, line feed and carriage return are text', async () => {
       for (const character of ['\u0001', '\u001b', '\u007f', '\u0085', '\u009b']) {
         const response = await fetch(url('/oauth/register'), {
