@@ -544,6 +544,43 @@ describe('HOST and the development sign-in', () => {
   });
 });
 
+/** Issue 34: a render that failed on the service's side shows our sentence; the raw reason stays in the log. */
+describe('the reason a failed video shows', () => {
+  let service: TestService;
+  let owner: Awaited<ReturnType<typeof createTestAccount>>;
+  beforeAll(async () => {
+    service = await startTestService();
+    owner = await createTestAccount(service.context, 'failed-reasons@example.com', 1);
+  });
+  afterAll(() => service?.stop());
+
+  const failedWith = async (failure: { code: string; reason: string }) => {
+    // A subscriber's web video in the middle of its render (nothing to refund), failed as the workflow fails it.
+    const now = new Date();
+    const { id } = await service.database.db
+      .insertInto('videos')
+      .values({
+        user_id: owner.id, origin: 'web', payment: 'subscription', template_id: null, status: 'processing', image_key: 'fixture/pet.png', audio_key: 'fixture/song.mp3',
+        output_key: null, thumbnail_key: null, has_watermark: false, failure_code: null, failure_reason: null, workflow_id: null,
+        source_image_url: null, face_hints: null, audio_id: null, credit_returned_at: null, created_at: now, updated_at: now, completed_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await service.context.services.renders.fail(id, failure);
+    return (await json(fetch(`${service.baseUrl}/v1/videos/${id}`, { headers: { authorization: `Bearer ${owner.readOnly}` } }))).error;
+  };
+
+  it('is our own sentence for a failure of ours, whatever the node said; the words about the client\'s file are kept', async () => {
+    const raw = 'The render failed after several attempts: ffmpeg exited with code 1: /tmp/petsing-render-abc/frames/%06d.png: No space left on device';
+    expect(await failedWith({ code: 'render_failed', reason: raw })).toEqual({ code: 'render_failed', message: expect.stringMatching(/^The render failed on our side/) });
+    expect(await failedWith({ code: 'model_contract', reason: 'onnxruntime could not load the pet-face model /opt/models/pet-face.onnx' })).toEqual({
+      code: 'model_contract', message: expect.stringMatching(/^The render failed on our side/),
+    });
+    const own = 'the image cannot be decoded: the file is damaged, incomplete or not a photo';
+    expect(await failedWith({ code: 'image_undecodable', reason: own })).toEqual({ code: 'image_undecodable', message: own });
+  });
+});
+
 /** Issue 34: what a decoder says about a broken photo stays in the log. */
 describe('a broken photo at an image_url', () => {
   let rendering: Awaited<ReturnType<typeof startRenderingService>>;

@@ -42,7 +42,7 @@ export async function attachStatusWebsocket(
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== WEBSOCKET_PATH) {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"message":"No websocket at this path; use /ws."}');
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{"message":"No websocket at this path; use /ws."}');
       return;
     }
     sockets.handleUpgrade(request, socket, head, (ws) => void accept(ws, request));
