@@ -80,7 +80,8 @@ describe('OAuth 2.1 authorization server', () => {
     });
 
   beforeAll(async () => {
-    service = await startTestService();
+    // Every request here comes from one address: the sign-in limit (20 a minute by default) is tested in hostile-input.test.ts.
+    service = await startTestService({ env: { RATE_LIMIT_SIGN_INS_PER_MINUTE: '100000' } });
     client = oauthClient(service.baseUrl);
     await client.discover();
     registered = await client.register();
@@ -540,7 +541,7 @@ describe('OAuth lifetimes', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   beforeAll(async () => {
-    service = await startTestService({ env: { OAUTH_CODE_TTL_SECONDS: '1', OAUTH_ACCESS_TOKEN_TTL_SECONDS: '1' } });
+    service = await startTestService({ env: { OAUTH_CODE_TTL_SECONDS: '1', OAUTH_ACCESS_TOKEN_TTL_SECONDS: '1', RATE_LIMIT_SIGN_INS_PER_MINUTE: '100000' } });
     client = oauthClient(service.baseUrl);
     await client.discover();
     registered = await client.register();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { classifyAddress, strictAddressPolicy } from '../src/media/address-policy.ts';
+import { classifyAddress, devLocalAddressPolicy, strictAddressPolicy } from '../src/media/address-policy.ts';
 import type { AddressPolicy } from '../src/media/address-policy.ts';
 import { sniffContentType } from '../src/media/content-sniffer.ts';
 import type { HostResolver, ResolvedAddress } from '../src/media/host-resolvers.ts';
@@ -242,7 +242,7 @@ describe('hostile URLs are refused before any connection', () => {
     ['https://[::1]/', 'address_loopback'],
     ['https://[::ffff:127.0.0.1]/', 'address_ipv4_embedded_ipv4Mapped'],
     ['https://[::ffff:7f00:1]/', 'address_ipv4_embedded_ipv4Mapped'],
-    ['https://[::ffff:a9fe:a9fe]/', 'address_ipv4_embedded_ipv4Mapped'],
+    ['https://[::ffff:a9fe:a9fe]/', 'address_cloud_metadata'],
     ['https://[::7f00:1]/', 'address_ipv4_embedded_compatible'],
     ['https://[fe80::1%25eth0]/', 'malformed'],
     ['https://[fe80::1]/', 'address_linkLocal'],
@@ -305,7 +305,7 @@ describe('hostile URLs are refused before any connection', () => {
     ['https://mixed6.example.com/cat.png', 'address_linkLocal'],
     ['https://ula.example.com/cat.png', 'address_uniqueLocal'],
     ['https://mapped.example.com/cat.png', 'address_ipv4_embedded_ipv4Mapped'],
-    ['https://nat64.example.com/cat.png', 'address_ipv4_embedded_rfc6052'],
+    ['https://nat64.example.com/cat.png', 'address_cloud_metadata'],
     ['https://loopback6.example.com/cat.png', 'address_loopback'],
     ['https://127.0.0.1.nip.io/cat.png', 'address_loopback'],
     ['https://zero.example.com/cat.png', 'address_unspecified'],
@@ -407,6 +407,48 @@ describe('address policy', () => {
     expect(syncRefusal(() => strict.vetUrl(`http://localhost:${httpPort}/png`)).reason).toBe('scheme');
     expect(syncRefusal(() => strict.vetUrl(`https://localhost/png`)).reason).toBe('host_internal_host_name');
     expect(syncRefusal(() => strict.vetUrl(`https://127.0.0.1/png`)).reason).toBe('address_loopback');
+  });
+
+  // Issue 34: every IPv6 spelling of a metadata address: mapped (both notations), RFC 6145, compatible, NAT64 (the
+  // well-known /96 and RFC 8215's local-use /48 in two of RFC 6052's layouts), 6to4 and Teredo (server and client).
+  const metadataSpellings = [
+    '[::ffff:169.254.169.254]', '[::ffff:a9fe:a9fe]', '[::ffff:0:a9fe:a9fe]', '[::169.254.169.254]', '[64:ff9b::169.254.169.254]',
+    '[64:ff9b:1::a9fe:a9fe]', '[64:ff9b:1:a9fe:a9:fe00::]', '[2002:a9fe:a9fe::1]', '[2001:0:a9fe:a9fe::1]', '[2001:0:4136:e378:8000:63bf:5601:5601]',
+    '[::ffff:a9fe:aa02]', '[::ffff:a9fe:aa17]', '[::ffff:a83f:8110]', '[::ffff:6464:64c8]', '[fd00:ec2::254]',
+  ];
+
+  it.each(metadataSpellings)('DEV_ALLOW_LOCAL_URLS still refuses the metadata address spelt %s', (host) => {
+    const local = createConfiguredUserUrlFetcher(true);
+    expect(syncRefusal(() => local.vetUrl(`http://${host}/latest/meta-data/`)).reason).toBe('address_cloud_metadata');
+    expect(syncRefusal(() => vetUserUrl(`https://${host}/latest/meta-data/`)).reason).toBe('address_cloud_metadata');
+  });
+
+  it('DEV_ALLOW_LOCAL_URLS refuses them in DNS answers too, for a download and for a webhook POST', async () => {
+    const answers = metadataSpellings.map((host) => host.slice(1, -1));
+    for (const answer of answers) {
+      const resolver: HostResolver = async () => [v6(answer)];
+      const local = createUserUrlFetcher({ addressPolicy: devLocalAddressPolicy, resolver });
+      expect((await refusal(local.vetHost('http://rebound.example.com/'))).reason, answer).toBe('address_cloud_metadata');
+      expect((await refusal(local.fetch('http://rebound.example.com/', imageOptions))).reason, answer).toBe('address_cloud_metadata');
+      expect((await refusal(local.post('http://hooks.example.com/', { body: '{}', headers: {}, timeoutMs: 1000, maxResponseBytes: 100 }))).reason, answer).toBe('address_cloud_metadata');
+    }
+  });
+
+  it('DEV_ALLOW_LOCAL_URLS refuses them after a redirect from a local server', async () => {
+    const local = createConfiguredUserUrlFetcher(true);
+    for (const host of ['[::ffff:169.254.169.254]', '[64:ff9b::a9fe:a9fe]', '[2002:a9fe:a9fe::]']) {
+      hits.length = 0;
+      const location = `http://${host}/latest/meta-data/`;
+      const error = await refusal(local.fetch(`http://127.0.0.1:${httpPort}/redirect?to=${encodeURIComponent(location)}`, imageOptions));
+      expect([error.code, error.reason], host).toEqual(['image_url_refused', 'address_cloud_metadata']);
+      expect(hits.map((hit) => hit.path)).toEqual(['/redirect']);
+    }
+  });
+
+  it('DEV_ALLOW_LOCAL_URLS treats an embedded loopback or private address as the address it embeds: allowed, as 127.0.0.1 is', () => {
+    const local = createConfiguredUserUrlFetcher(true);
+    expect(local.vetUrl(`http://[::ffff:127.0.0.1]:${httpPort}/png`).literal).toEqual({ address: '::ffff:7f00:1', family: 6 });
+    expect(local.vetUrl('http://[::ffff:10.0.0.1]/').hostname).toBe('::ffff:a00:1');
   });
 });
 

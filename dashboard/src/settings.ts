@@ -3,13 +3,14 @@
  * control-plane/src/http/site.ts). Served some other way (a CDN, `vite dev`), the page has `{}` there and
  * the app talks to VITE_API_BASE_URL, or to its own origin.
  */
-type SignInSettings = { kind: 'development' } | { kind: 'oidc'; authority: string; clientId: string };
+/** `none`: no identity provider, and the API serves its development sign-in on a loopback address only. */
+type SignInSettings = { kind: 'development' } | { kind: 'oidc'; authority: string; clientId: string } | { kind: 'none' };
 export type Settings = { apiBaseUrl: string; wsUrl: string; signIn: SignInSettings };
 
 type Served = {
   api_base_url?: string;
   ws_url?: string;
-  sign_in?: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string };
+  sign_in?: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string } | { kind: 'none' };
 };
 
 function readServed(): Served {
@@ -27,7 +28,11 @@ function load(): Settings {
   const apiBaseUrl = (served.api_base_url ?? fallbackBase).replace(/\/+$/, '');
   const wsUrl = served.ws_url ?? `${apiBaseUrl.replace(/^http/, 'ws')}/ws`;
   const signIn: SignInSettings =
-    served.sign_in?.kind === 'oidc' ? { kind: 'oidc', authority: served.sign_in.authority, clientId: served.sign_in.client_id } : { kind: 'development' };
+    served.sign_in?.kind === 'oidc'
+      ? { kind: 'oidc', authority: served.sign_in.authority, clientId: served.sign_in.client_id }
+      : served.sign_in?.kind === 'none'
+        ? { kind: 'none' }
+        : { kind: 'development' };
   return { apiBaseUrl, wsUrl, signIn };
 }
 

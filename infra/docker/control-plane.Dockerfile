@@ -76,6 +76,7 @@ RUN apt-get update \
 # sslmode=verify-full&sslrootcert=<this file>: Node's built-in CA list does not include the RDS CAs.
 ADD --chmod=644 https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem /usr/local/share/petsing/rds-global-bundle.pem
 
+# HOST=0.0.0.0: the API answers on the container's interfaces (the service's own default is 127.0.0.1).
 ENV NODE_ENV=production \
     PATH=/app/node_modules/.bin:$PATH \
     HOST=0.0.0.0 \

@@ -21,7 +21,9 @@ interface ProbeStream {
 async function probeAudio(path: string, signal?: AbortSignal): Promise<{ codec: string; containerDuration: number | undefined }> {
   const probe = await runProcess('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name:format=duration', '-of', 'json', path], { signal });
   if (probe.code !== 0) {
-    throw new RenderError('audio_undecodable', `ffprobe cannot read the audio file: ${probe.stderr.trim().split('\n').pop() ?? ''}`, 'Upload an MP3, WAV, M4A or WebM audio file.');
+    throw new RenderError('audio_undecodable', 'the audio file cannot be read', 'Upload an MP3, WAV, M4A or WebM audio file.', {
+      detail: `ffprobe: ${probe.stderr.trim().split('\n').pop() ?? ''}`,
+    });
   }
   const parsed = JSON.parse(probe.stdout.toString('utf8') || '{}') as { streams?: ProbeStream[]; format?: { duration?: string } };
   const audioStream = (parsed.streams ?? []).find((stream) => stream.codec_type === 'audio');
@@ -45,7 +47,9 @@ export async function decodeAudio(path: string, signal?: AbortSignal): Promise<D
     { signal, maxStdoutBytes: (MAX_DECODE_SECONDS + 5) * rate * 4 },
   );
   if (decoded.code !== 0) {
-    throw new RenderError('audio_undecodable', `ffmpeg cannot decode the audio: ${decoded.stderr.trim().split('\n').pop() ?? ''}`, 'The audio file looks damaged; export it again as MP3 or WAV.');
+    throw new RenderError('audio_undecodable', 'the audio cannot be decoded', 'The audio file looks damaged; export it again as MP3 or WAV.', {
+      detail: `ffmpeg: ${decoded.stderr.trim().split('\n').pop() ?? ''}`,
+    });
   }
   const bytes = decoded.stdout;
   const samples = new Float32Array(bytes.length / 4);

@@ -29,13 +29,19 @@ export class RenderError extends Error {
   readonly permanent: boolean;
   /** A sentence meant for the person who uploaded the files (or the operator, for model codes). */
   readonly hint: string;
+  /**
+   * What a decoder or tool said (libvips, heif-convert, ffmpeg), temporary paths and all: for the log and the CLI,
+   * never for the message, which the person who sent the file reads.
+   */
+  readonly detail: string | undefined;
 
-  constructor(code: RenderErrorCode, message: string, hint: string, options?: { cause?: unknown; permanent?: boolean }) {
+  constructor(code: RenderErrorCode, message: string, hint: string, options?: { cause?: unknown; permanent?: boolean; detail?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RenderError';
     this.code = code;
     this.hint = hint;
     this.permanent = options?.permanent ?? PERMANENT_CODES.has(code);
+    this.detail = options?.detail;
   }
 }
 

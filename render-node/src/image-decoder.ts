@@ -33,7 +33,7 @@ const FLATTEN_BACKGROUND = { r: 236, g: 236, b: 232 };
 const UNDECODABLE_HINT = 'Upload the photo again as JPEG, PNG, WebP or HEIC; the file looks damaged or incomplete.';
 
 function undecodable(detail: string, cause?: unknown): RenderError {
-  return new RenderError('image_undecodable', `the image cannot be decoded: ${detail}`, UNDECODABLE_HINT, { cause });
+  return new RenderError('image_undecodable', 'the image cannot be decoded: the file is damaged, incomplete or not a photo', UNDECODABLE_HINT, { cause, detail });
 }
 
 async function toWorkingRgb(input: string | Buffer, autoOrient: boolean, maxSide: number): Promise<RgbImage> {

@@ -44,10 +44,10 @@ export async function startImageHost(files: Record<string, { body: Buffer; conte
 
 /**
  * The whole service with Temporal and both workers, whose image_url fetches reach a local image host
- * serving the sample pet at /pet.png. Small frames keep renders fast on two cores.
+ * serving the sample pet at /pet.png (and `files`). Small frames keep renders fast on two cores.
  */
-export async function startRenderingService(env: Record<string, string> = {}) {
-  const imageHost = await startImageHost({ '/pet.png': { body: await petPhoto(512), contentType: 'image/png' } });
+export async function startRenderingService(env: Record<string, string> = {}, files: Record<string, { body: Buffer; contentType: string }> = {}) {
+  const imageHost = await startImageHost({ '/pet.png': { body: await petPhoto(512), contentType: 'image/png' }, ...files });
   const service = await startTestService({
     temporal: true,
     controlWorker: true,

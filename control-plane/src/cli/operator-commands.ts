@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ScopeSchema, type Scope } from '../domain/scopes.ts';
 import type { AppContext } from '../runtime/app-context.ts';
-import { AppError, notFound } from '../errors/app-error.ts';
-import { describeZodError } from '../http/errors.ts';
+import { notFound } from '../errors/app-error.ts';
+import { parseCommandArguments } from '../http/validation.ts';
 
 const scopesArgument = z
   .string()
@@ -126,11 +126,14 @@ const operatorCommands = {
 
 export type OperatorCommandName = keyof typeof operatorCommands;
 
+/** Each command's argument schema, by name (the tests send every string argument a NUL through the control socket). */
+export const operatorCommandInputs = Object.fromEntries(Object.entries(operatorCommands).map(([name, command]) => [name, command.input])) as {
+  [Name in OperatorCommandName]: (typeof operatorCommands)[Name]['input'];
+};
+
 export async function runOperatorCommand(context: AppContext, name: string, rawInput: unknown): Promise<unknown> {
   if (!Object.hasOwn(operatorCommands, name)) throw new Error(`Unknown operator command ${name}`);
   const command = operatorCommands[name as OperatorCommandName];
-  const parsed = command.input.safeParse(rawInput);
-  if (!parsed.success) throw new AppError('invalid_request', describeZodError(parsed.error));
-  const input = parsed.data;
+  const input = parseCommandArguments(command.input, rawInput);
   return (command.run as (context: AppContext, input: unknown) => Promise<unknown>)(context, input);
 }

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import {
   booleanFlag,
@@ -21,7 +23,8 @@ export { ConfigError };
  */
 const controlPlaneEnvSchema = z.object({
   ...sharedEnvShape,
-  HOST: z.string().default('0.0.0.0'),
+  /** The API's interface: this machine only unless told otherwise (containers set 0.0.0.0). */
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
   /** GET /metrics of `petsing api` and of the embedded `petsing start` (every part's, one registry), on METRICS_HOST, never on PORT; 0: none. */
   METRICS_PORT: metricsPort(9464),
   /** GET /metrics of `petsing worker control`; 0: none. A process running workers serves the Temporal SDK's metrics 100 above its port. */
@@ -44,6 +47,8 @@ const controlPlaneEnvSchema = z.object({
   RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
   RATE_LIMIT_WEB_MEDIA_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Per client address: POST /oauth/token, /oauth/register and /dev-identity/token together. */
+  RATE_LIMIT_SIGN_INS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Redis for the rate limits' window counts (shared by every replica); unset counts in the database. */
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   /** How long a replica trusts a verified API key or OAuth token without asking the database: the bound on a revocation the replica missed. 0 turns the cache off. */
@@ -166,12 +171,26 @@ export interface ControlPlaneConfig {
   siteUrl: string;
   embedded: { database: boolean; temporal: boolean; objectStore: boolean };
   externalIdentityProvider: { issuer: string; audience: string; jwksUrl: string } | undefined;
+  /**
+   * Whether POST /dev-identity/token (an ID token for any email address, no password) is served: only without an
+   * external identity provider, and only while HOST is a loopback address. On any other interface it is off and
+   * the development identity provider's tokens come from `petsing dev-token` alone, which needs DATA_DIR.
+   */
+  devSignIn: boolean;
   /** Stripe settings; undefined when the keys are not set (payments answer 503 payments_not_configured). */
   stripe: StripeConfig | undefined;
   /** Origins browsers may call from: every one, or BASE_URL's, SITE_URL's and CORS_ALLOWED_ORIGINS. */
   corsOrigins: 'any' | ReadonlySet<string>;
   /** Origins that may call /mcp (DNS-rebinding protection): BASE_URL's, SITE_URL's and MCP_ALLOWED_ORIGINS. */
   mcpOrigins: ReadonlySet<string>;
+}
+
+/** Whether HOST names this machine's loopback interface only: localhost, 127.0.0.0/8 or ::1 (bracketed or not). */
+function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost') return true;
+  // ipaddr.process reads ::ffff:127.0.0.1 as the IPv4 address it maps.
+  return isIP(name) !== 0 && ipaddr.process(name).range() === 'loopback';
 }
 
 export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): ControlPlaneConfig {
@@ -207,6 +226,7 @@ export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env): Co
       parsed.OIDC_ISSUER && parsed.OIDC_AUDIENCE && parsed.OIDC_JWKS_URL
         ? { issuer: parsed.OIDC_ISSUER, audience: parsed.OIDC_AUDIENCE, jwksUrl: parsed.OIDC_JWKS_URL }
         : undefined,
+    devSignIn: !(parsed.OIDC_ISSUER && parsed.OIDC_AUDIENCE && parsed.OIDC_JWKS_URL) && isLoopbackHost(parsed.HOST),
     stripe:
       parsed.STRIPE_SECRET_KEY && parsed.STRIPE_WEBHOOK_SECRET
         ? {

@@ -24,10 +24,16 @@ import { stripeWebhookRoutes } from './routes/stripe-webhook.routes.ts';
 import { subscriptionRoutes } from './routes/subscription.routes.ts';
 import { siteRoutes } from './site.ts';
 import { JSON_BODY_LIMIT_KB } from './validation.ts';
+import { jsonBody } from './json-body.ts';
 
 export function createApp(context: AppContext): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Every answer is the type it says, whatever its bytes look like: JSON, the web app, its assets, signed files.
+  app.use((_req, res, next) => {
+    res.set('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.set('trust proxy', context.config.env.TRUST_PROXY);
   app.use(requestMetrics(context.services.metrics));
   app.use(requestLogging(context.logger));
@@ -44,7 +50,7 @@ export function createApp(context: AppContext): Express {
   app.use(stripeWebhookRoutes(context));
   app.use(oauthRoutes(context));
   app.use('/mcp', mcpRoutes(context));
-  app.use(express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }));
+  app.use(jsonBody(JSON_BODY_LIMIT_KB));
   // First of the routers: a poll would otherwise walk past every route of the web app before reaching it.
   app.use('/v1', publicApiRoutes(context));
 

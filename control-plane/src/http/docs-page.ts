@@ -30,8 +30,10 @@ Breaking changes ship as a new major version; the old version keeps answering fo
 <code>Deprecation</code>, <code>Sunset</code> and <code>Link rel="deprecation"</code> headers. <a href="${base}/versions">${base}/versions</a> lists every version.</p>
 <h2 id="migrating-from-v1">Migrating from v1</h2><p>v1 is the current version; there is nothing to migrate yet.</p>
 <h2 id="rate-limits">Rate limits</h2><p>${config.env.RATE_LIMIT_READS_PER_MINUTE} reads and ${config.env.RATE_LIMIT_WRITES_PER_MINUTE} writes per 60 seconds per account on /v1,
-and ${config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE} per 60 seconds per account for the web app's creates, speech and soundtrack extraction, announced in
-<code>RateLimit</code> and <code>RateLimit-Policy</code> headers; a 429 carries <code>Retry-After</code>.</p>`,
+and ${config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE} per 60 seconds per account for the web app's creates, speech and soundtrack extraction;
+${config.env.RATE_LIMIT_SIGN_INS_PER_MINUTE} per 60 seconds per client address for <code>POST /oauth/token</code>, <code>/oauth/register</code> and
+<code>/dev-identity/token</code> together. Each is announced in <code>RateLimit</code> and <code>RateLimit-Policy</code> headers; a 429 carries
+<code>Retry-After</code>.</p>`,
   );
 }
 

@@ -1,8 +1,11 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ObjectNotFoundError } from '@petsing/platform/storage';
 import { z } from 'zod';
 import { AppError, errorCatalog, type ErrorCode } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
+import { TOO_DEEP_TYPE } from './json-body.ts';
 import { logRequestFailure } from './request-logging.ts';
 import type { ErrorResponseBody } from './schemas/common.schemas.ts';
 
@@ -68,6 +71,46 @@ export function errorHandler(baseUrl: string, logger: Logger): ErrorRequestHandl
   };
 }
 
+/**
+ * What Node's HTTP parser refuses before Express sees a request (the server's 'clientError'), as the AppError it
+ * is answered as: headers past maxHeaderSize (16 KB; a long URL counts, so there is no separate 414) are 431, a
+ * request not sent in time 408, chunk extensions past their limit 413, anything else that is not HTTP 400.
+ */
+function parserRefusal(code: string | undefined): AppError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError('headers_too_large', 'The request line and headers are larger than 16 KB.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('request_timeout', 'The request was not received in time.');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new AppError('payload_too_large', 'The chunk extensions of the request body are too large.');
+    default:
+      return new AppError('invalid_request', 'The request is not valid HTTP/1.1.', { hint: 'Send a well-formed HTTP/1.1 request: request line, headers, then the body its Content-Length or chunked encoding announces.' });
+  }
+}
+
+/**
+ * The server's 'clientError' handler: Node's own answer to a request its parser refused is a bare status line;
+ * this one is the shared JSON error body, as every other answer is. Nothing is written on a connection that is
+ * gone or already carries a response.
+ */
+export function answerClientError(baseUrl: string): (error: Error & { code?: string }, socket: Duplex) => void {
+  return (error, socket) => {
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const refusal = parserRefusal(error.code);
+    const body = JSON.stringify(errorBody(baseUrl, refusal));
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
+  };
+}
+
 /** Any thrown value as the AppError it is answered as (internal_error for the unexpected). */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -88,6 +131,8 @@ export function requestBodyError(error: unknown): AppError | undefined {
   switch (parserError?.type) {
     case 'entity.parse.failed':
       return new AppError('malformed_json', 'The request body is not valid JSON.');
+    case TOO_DEEP_TYPE:
+      return new AppError('nesting_too_deep', parserError.message);
     case 'entity.too.large':
       return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts.');
     case 'encoding.unsupported':

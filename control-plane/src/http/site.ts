@@ -36,7 +36,8 @@ const CONFIG_PLACEHOLDER = '<meta name="petsing-config" content="{}">';
 type SiteSettings = {
   api_base_url: string;
   ws_url: string;
-  sign_in: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string };
+  /** `none`: no identity provider, and the development sign-in is off because HOST is not a loopback address. */
+  sign_in: { kind: 'development' } | { kind: 'oidc'; authority: string; client_id: string } | { kind: 'none' };
 };
 
 const escapeAttribute = (text: string) =>
@@ -77,7 +78,7 @@ function siteSettings(context: AppContext): SiteSettings {
     api_base_url: context.config.baseUrl,
     ws_url: context.config.wsUrl,
     // An ID token's audience is the client it was issued to, so OIDC_AUDIENCE is the app's client id.
-    sign_in: oidc ? { kind: 'oidc', authority: oidc.issuer, client_id: oidc.audience } : { kind: 'development' },
+    sign_in: oidc ? { kind: 'oidc', authority: oidc.issuer, client_id: oidc.audience } : context.config.devSignIn ? { kind: 'development' } : { kind: 'none' },
   };
 }
 
@@ -147,7 +148,6 @@ export function siteRoutes(context: AppContext): Router {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-cache',
       'Content-Security-Policy': policy,
-      'X-Content-Type-Options': 'nosniff',
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'strict-origin-when-cross-origin',
     });

@@ -6,6 +6,7 @@ import type { Video } from '../db/schema.ts';
 import type { VideoStatusEvent } from '../repositories/video.repository.ts';
 import type { AppContext } from '../runtime/app-context.ts';
 import { apiPresenter, type ApiPresenter } from '../presenters/api.presenter.ts';
+import { parseClientJson } from './json-body.ts';
 
 const WEBSOCKET_PATH = '/ws';
 const AUTH_TIMEOUT_MS = 10_000;
@@ -41,7 +42,7 @@ export async function attachStatusWebsocket(
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== WEBSOCKET_PATH) {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"message":"No websocket at this path; use /ws."}');
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{"message":"No websocket at this path; use /ws."}');
       return;
     }
     sockets.handleUpgrade(request, socket, head, (ws) => void accept(ws, request));
@@ -148,7 +149,7 @@ async function statusMessage(represent: ApiPresenter, video: Video) {
 
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseClientJson(text);
   } catch {
     return undefined;
   }

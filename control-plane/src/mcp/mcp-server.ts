@@ -6,6 +6,7 @@ import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 import type { Video } from '../db/schema.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { AppError } from '../errors/app-error.ts';
+import { answerInvalidParams } from './invalid-params.ts';
 import { apiPresenter, audioRepresentation, imageRepresentation } from '../presenters/api.presenter.ts';
 import { errorBody, toAppError } from '../http/errors.ts';
 import { assertScope } from '../http/middleware/api-auth.ts';
@@ -365,5 +366,6 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     return result;
   });
 
+  answerInvalidParams(server.server);
   return server;
 }

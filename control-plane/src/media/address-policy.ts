@@ -8,7 +8,9 @@ import ipaddr from 'ipaddr.js';
  * benchmarking, documentation, AS112, AMT, NAT64, 6to4, Teredo, ORCHID...) and parses every address form,
  * which is exactly the part that goes wrong when hand-rolled. The decisions on top of it are ours:
  * IPv4 is allowed unless it is special, IPv6 only inside global unicast (2000::/3) and, even there, never
- * in a range that embeds or tunnels an IPv4 address, because the embedded address may be private.
+ * in a range that embeds or tunnels an IPv4 address, because the embedded address may be private. An
+ * embedded IPv4 address is normalised out of its IPv6 form before anything else is decided, so every policy
+ * (the development one too) sees a metadata address as one, whichever way it is spelt.
  */
 
 /** Why an address or host is refused; null means it may be contacted. */
@@ -20,10 +22,13 @@ const METADATA_ADDRESSES = new Set([
   '169.254.169.254', // AWS, GCP, Azure, OCI, DigitalOcean IMDS
   '169.254.169.253', // AWS VPC resolver
   '169.254.170.2', // AWS ECS task metadata
+  '169.254.170.23', // AWS EKS Pod Identity Agent (credentials)
+  '192.0.0.192', // Oracle Cloud (legacy)
   '100.100.100.200', // Alibaba Cloud
   '168.63.129.16', // Azure wire server (a public address)
   'fd00:ec2::254', // AWS IMDS over IPv6
   'fd00:ec2::253', // AWS VPC resolver over IPv6
+  'fd00:ec2::23', // AWS EKS Pod Identity Agent over IPv6
 ]);
 
 const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
@@ -33,9 +38,41 @@ const REFUSED_SUFFIXES = ['localhost', 'local', 'internal', 'localdomain', 'home
 
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 
-/** IPv6 forms that carry an IPv4 address the connection may end up at (RFC 4291, 6052, 8215, 6145, 3056, 4380). */
-const EMBEDDED_V4_RANGES: readonly string[] = ['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo'];
+/**
+ * Where an IPv6 form carries an IPv4 address the connection may end up at (RFC 4291 mapped and compatible, RFC
+ * 6145, RFC 6052/8215 NAT64, RFC 3056 6to4, RFC 4380 Teredo): the byte offsets of each candidate. A NAT64 prefix
+ * of RFC 8215's local-use range may be any of RFC 6052's lengths from /48, each of which puts the address
+ * elsewhere (skipping the u octet, byte 8), so every one of them is a candidate.
+ */
+const LAST_32_BITS = [12, 13, 14, 15];
+const NAT64_LOCAL_USE = ipaddr.IPv6.parseCIDR('64:ff9b:1::/48');
+const EMBEDDED_V4_BYTES: Readonly<Record<string, readonly (readonly number[])[]>> = {
+  ipv4Mapped: [LAST_32_BITS],
+  rfc6145: [LAST_32_BITS],
+  rfc6052: [LAST_32_BITS],
+  '6to4': [[2, 3, 4, 5]],
+  // The server's address as it is; the client's, inverted (obfuscated), in the last 32 bits is added below.
+  teredo: [[4, 5, 6, 7]],
+};
+const NAT64_LOCAL_USE_BYTES = [[6, 7, 9, 10], [7, 9, 10, 11], [9, 10, 11, 12], LAST_32_BITS];
 const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+
+/** The IPv4 addresses an IPv6 address embeds, as dotted quads, and the name of its form; none for a plain one. */
+function embeddedIPv4(v6: ipaddr.IPv6): { form: string; addresses: string[] } | undefined {
+  const bytes = v6.toByteArray();
+  const quad = (offsets: readonly number[], mask = 0) => offsets.map((offset) => (bytes[offset]! ^ mask) & 0xff).join('.');
+  const range = v6.range();
+  let form: string;
+  let offsets: readonly (readonly number[])[];
+  if (range === 'rfc6052' && v6.match(NAT64_LOCAL_USE)) [form, offsets] = [range, NAT64_LOCAL_USE_BYTES];
+  else if (EMBEDDED_V4_BYTES[range]) [form, offsets] = [range, EMBEDDED_V4_BYTES[range]];
+  // ::a.b.c.d (deprecated IPv4-compatible form); ipaddr.js calls it unicast. :: and ::1 are not that form.
+  else if (range === 'unicast' && v6.match(IPV4_COMPATIBLE)) [form, offsets] = ['compatible', [LAST_32_BITS]];
+  else return undefined;
+  const addresses = offsets.map((candidate) => quad(candidate));
+  if (form === 'teredo') addresses.push(quad(LAST_32_BITS, 0xff));
+  return { form, addresses };
+}
 
 /** Refusal reason for one IP address as a resolver or URL literal gives it, or null when it is public. */
 export function classifyAddress(address: string): Refusal {
@@ -53,11 +90,16 @@ export function classifyAddress(address: string): Refusal {
   if (address.includes('%')) return 'scoped_ipv6';
   const v6 = ipaddr.IPv6.parse(address);
   if (METADATA_ADDRESSES.has(v6.toNormalizedString()) || METADATA_ADDRESSES.has(v6.toRFC5952String())) return 'cloud_metadata';
+  // An embedded IPv4 address is taken out first and classified as what it is, so no spelling of a metadata
+  // address (::ffff:169.254.169.254, ::ffff:a9fe:a9fe, 64:ff9b::a9fe:a9fe, 2002:a9fe:a9fe::...) passes for
+  // IPv6. The form itself stays refused whatever it embeds: the embedded address may be private.
+  const embedded = embeddedIPv4(v6);
+  if (embedded) {
+    if (embedded.addresses.some((v4) => METADATA_ADDRESSES.has(v4))) return 'cloud_metadata';
+    return `ipv4_embedded_${embedded.form}`;
+  }
   const range = v6.range();
-  if (EMBEDDED_V4_RANGES.includes(range)) return `ipv4_embedded_${range}`;
   if (range !== 'unicast') return range;
-  // ::a.b.c.d (deprecated IPv4-compatible form); ipaddr.js calls it unicast.
-  if (v6.match(IPV4_COMPATIBLE)) return 'ipv4_embedded_compatible';
   // Everything outside 2000::/3 is unallocated or special; ipaddr.js names only some of it.
   if (!v6.match(GLOBAL_UNICAST_V6)) return 'not_global_unicast';
   return null;

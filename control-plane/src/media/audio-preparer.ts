@@ -11,8 +11,13 @@ import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
 /** The model's audio: mono, 16 kHz (the mel recipe's rate), loudness-normalized, at most 30 s. */
 const PREPARED_SAMPLE_RATE = 16_000;
 
+/** Audio a render cannot use. `message` is ours, for the video's owner; `detail` is what ffmpeg said, for the log only. */
 export class AudioRejected extends Error {
-  constructor(readonly code: 'audio_too_short' | 'audio_undecodable' | 'audio_no_stream', message: string) {
+  constructor(
+    readonly code: 'audio_too_short' | 'audio_undecodable' | 'audio_no_stream',
+    message: string,
+    readonly detail?: string,
+  ) {
     super(message);
     this.name = 'AudioRejected';
   }
@@ -53,7 +58,7 @@ export class AudioPreparer {
       await pipeline(object.body, createWriteStream(source));
 
       const probed = await probeMedia(source).catch((error: unknown) => {
-        throw new AudioRejected('audio_undecodable', `The audio could not be read: ${(error as Error).message}`);
+        throw new AudioRejected('audio_undecodable', 'The audio could not be read: it is damaged, or not an audio format ffmpeg reads.', (error as Error).message);
       });
       if (!probed.hasAudio) throw new AudioRejected('audio_no_stream', 'The file has no audio stream.');
 
@@ -63,7 +68,7 @@ export class AudioPreparer {
           '-ac', '1', '-ar', String(PREPARED_SAMPLE_RATE), '-c:a', 'pcm_s16le', prepared],
         signal,
       ).catch((error: unknown) => {
-        if (error instanceof MediaToolError) throw new AudioRejected('audio_undecodable', `The audio could not be decoded: ${error.message}`);
+        if (error instanceof MediaToolError) throw new AudioRejected('audio_undecodable', 'The audio could not be decoded: it looks damaged or incomplete.', error.message);
         throw error;
       });
 

@@ -189,7 +189,12 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const databaseRateLimits = database.kind === 'pglite' ? new InProcessRateLimitStore() : new PostgresRateLimitStore(new RateLimitRepository(db));
   const rateLimiter = new RateLimiter(
     config.env.REDIS_URL ? new FallbackRateLimitStore(new RedisRateLimitStore(config.env.REDIS_URL), databaseRateLimits, logger) : databaseRateLimits,
-    ratePolicies(config.env.RATE_LIMIT_READS_PER_MINUTE, config.env.RATE_LIMIT_WRITES_PER_MINUTE, config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE),
+    ratePolicies(
+      config.env.RATE_LIMIT_READS_PER_MINUTE,
+      config.env.RATE_LIMIT_WRITES_PER_MINUTE,
+      config.env.RATE_LIMIT_WEB_MEDIA_PER_MINUTE,
+      config.env.RATE_LIMIT_SIGN_INS_PER_MINUTE,
+    ),
     Date.now,
     metrics,
   );

@@ -3,8 +3,12 @@ import { chmod, rm } from 'node:fs/promises';
 import express from 'express';
 import { runOperatorCommand } from '../cli/operator-commands.ts';
 import { errorHandler } from '../http/errors.ts';
+import { jsonBody } from '../http/json-body.ts';
 import type { AppContext } from './app-context.ts';
 import { controlSocketPath } from './control-socket-client.ts';
+
+/** express.json's default limit, which this socket had: a command's arguments are a few short strings. */
+const CONTROL_BODY_LIMIT_KB = 100;
 
 /**
  * A local-only control channel for operator commands while the embedded service holds PGlite
@@ -13,7 +17,7 @@ import { controlSocketPath } from './control-socket-client.ts';
 export async function startControlSocket(context: AppContext): Promise<{ close(): Promise<void> }> {
   const path = controlSocketPath(context.config.dataDir);
   const app = express();
-  app.use(express.json());
+  app.use(jsonBody(CONTROL_BODY_LIMIT_KB));
   app.post('/commands/:name', async (req, res) => {
     res.json({ result: await runOperatorCommand(context, req.params.name, req.body) });
   });

@@ -77,7 +77,8 @@ export class OAuthService {
    * error=access_denied (deny).
    */
   async decide(params: Record<string, unknown>, decision: unknown, user: User): Promise<string> {
-    const request = await this.authorization.validate(params);
+    // The decision is checked with the request (the text rule covers every member the page sent).
+    const request = await this.authorization.validate({ ...params, decision });
     if (decision !== 'allow' && decision !== 'deny') throw new AuthorizationPageError('decision must be "allow" or "deny".');
     return decision === 'deny' ? this.authorization.denialRedirect(request) : this.authorization.approve(request, user);
   }

@@ -3,20 +3,22 @@ import type { Logger } from '../logging/logger.ts';
 import type { RateLimitRepository } from '../repositories/rate-limit.repository.ts';
 import { noMetrics, type Metrics } from './ports/metrics.ts';
 
-export type RatePolicy = { name: 'read' | 'write' | 'media'; limit: number; windowSeconds: number };
+export type RatePolicy = { name: 'read' | 'write' | 'media' | 'sign_in'; limit: number; windowSeconds: number };
 
 export type RatePolicies = Record<RatePolicy['name'], RatePolicy>;
 
 /**
- * The public API's limits per account as the spec gives them (Limits), and `media`: the web app's
- * expensive calls (creates, speech, soundtrack extraction), which each start ffmpeg or an upstream request.
- * Configurable per deployment.
+ * The public API's limits per account as the spec gives them (Limits); `media`: the web app's expensive calls
+ * (creates, speech, soundtrack extraction), which each start ffmpeg or an upstream request; and `sign_in`: the
+ * endpoints that hand out credentials or register clients without one (POST /oauth/token, /oauth/register,
+ * /dev-identity/token), per client address, one bucket for the three. Configurable per deployment.
  */
-export function ratePolicies(readPerMinute = 60, writePerMinute = 10, mediaPerMinute = 20): RatePolicies {
+export function ratePolicies(readPerMinute = 60, writePerMinute = 10, mediaPerMinute = 20, signInPerMinute = 20): RatePolicies {
   return {
     read: { name: 'read', limit: readPerMinute, windowSeconds: 60 },
     write: { name: 'write', limit: writePerMinute, windowSeconds: 60 },
     media: { name: 'media', limit: mediaPerMinute, windowSeconds: 60 },
+    sign_in: { name: 'sign_in', limit: signInPerMinute, windowSeconds: 60 },
   };
 }
 

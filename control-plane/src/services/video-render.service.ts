@@ -4,12 +4,24 @@ import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { AudioPreparer } from '../media/audio-preparer.ts';
+import { AudioRejected, type AudioPreparer } from '../media/audio-preparer.ts';
 import { UrlRefusedError } from '../media/url-refusal.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import type { RenderOutput, VideoRepository } from '../repositories/video.repository.ts';
 import type { VideoTransitions } from './video-transitions.ts';
 import { noMetrics, type Metrics } from './ports/metrics.ts';
+
+/**
+ * Failures that are the service's own business, not the client's input: a render that failed after its retries
+ * (whatever a node, ffmpeg, the model or storage threw) and the render node's model and encoder failures. Their
+ * reasons can carry a tool's raw words and file paths, so the video shows this sentence instead; the log keeps the
+ * reason. Every other code's reason is one of our own sentences about the photo or the audio.
+ */
+const INTERNAL_FAILURE_CODES: ReadonlySet<string> = new Set(['render_failed', 'model_load', 'model_contract', 'mouth_track_invalid', 'provider_unavailable', 'encoder_failed']);
+const INTERNAL_FAILURE_REASON = 'The render failed on our side, not because of the photo or the audio; try again later.';
+
+const shownFailure = (failure: { code: string; reason: string }) =>
+  INTERNAL_FAILURE_CODES.has(failure.code) ? { code: failure.code, reason: INTERNAL_FAILURE_REASON } : failure;
 
 /** A video the pipeline cannot render, ever: no retry will help. */
 export class PermanentRenderFailure extends Error {
@@ -91,7 +103,10 @@ export class VideoRenderService {
 
   async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
     const started = performance.now();
-    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal);
+    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal).catch((error: unknown) => {
+      if (error instanceof AudioRejected && error.detail) this.logger.warn({ sourceAudioKey, code: error.code, detail: error.detail }, 'audio refused');
+      throw error;
+    });
     this.metrics.audioPrepared((performance.now() - started) / 1000);
     return { audioKey: targetKey, durationSeconds };
   }
@@ -145,12 +160,12 @@ export class VideoRenderService {
   }
 
   async fail(videoId: string, failure: { code: string; reason: string }): Promise<void> {
-    const video = await this.transitions.fail(videoId, failure);
+    const video = await this.transitions.fail(videoId, shownFailure(failure));
     if (video) this.logger.warn({ videoId, code: failure.code, reason: failure.reason }, 'render failed');
   }
 
   async abandonRerender(videoId: string, failure: { code: string; reason: string }): Promise<void> {
-    await this.transitions.abandonRerender(videoId, failure);
+    await this.transitions.abandonRerender(videoId, shownFailure(failure));
     this.logger.error({ videoId, code: failure.code, reason: failure.reason }, 're-render without watermark failed');
   }
 

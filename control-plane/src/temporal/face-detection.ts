@@ -3,6 +3,9 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type Client }
 import { DetectFaceResult, detectFaceWorkflowId, FAILURE_TYPES, TASK_QUEUES, type DetectFaceInput } from '@petsing/workflows';
 import { FaceDetectionUnavailable, PhotoUnreadable, type FaceDetection } from '../services/ports/face-detection.ts';
 
+/** The render node's codes for a photo it cannot take (render-node/src/errors.ts); its messages for them are its own sentences. */
+const PHOTO_REFUSALS: ReadonlySet<string> = new Set(['image_undecodable', 'image_too_large']);
+
 /** A workflow whose caller stopped waiting is ended by the server after this long, whoever was meant to end it. */
 const WORKFLOW_EXECUTION_TIMEOUT = '2 minutes';
 
@@ -34,8 +37,10 @@ export class FaceDetectionClient implements FaceDetection {
         throw error;
       }
       const cause = error instanceof WorkflowFailedError && error.cause instanceof ActivityFailure ? error.cause.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.permanent) {
-        const details = cause.details?.[0] as { hint?: unknown } | undefined;
+      const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { code?: unknown; hint?: unknown } | undefined) : undefined;
+      // Only a refusal of the photo itself is the client's to read: a node's model failure is permanent too, and its
+      // message names files on the node.
+      if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.permanent && PHOTO_REFUSALS.has(String(details?.code))) {
         throw new PhotoUnreadable(cause.message, typeof details?.hint === 'string' ? details.hint : undefined);
       }
       throw new FaceDetectionUnavailable('The face check failed.', { cause: error });

@@ -22,7 +22,16 @@ export function SignIn() {
           {ended}
         </p>
       ) : null}
-      {settings.signIn.kind === 'oidc' ? <ProviderSignIn next={next} /> : <DevelopmentSignIn next={next} />}
+      {settings.signIn.kind === 'oidc' ? (
+        <ProviderSignIn next={next} />
+      ) : settings.signIn.kind === 'none' ? (
+        <p className="notice notice-warning" role="status">
+          Sign-in is not available here: this service has no identity provider, and its development sign-in only answers on the machine it runs on.
+          Ask whoever runs it to set one up.
+        </p>
+      ) : (
+        <DevelopmentSignIn next={next} />
+      )}
     </section>
   );
 }

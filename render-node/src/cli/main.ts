@@ -422,7 +422,7 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined || command === '--help' || command === '-h' ? 0 : 2;
   } catch (error) {
     if (isRenderError(error)) {
-      console.error(`error (${error.code}${error.permanent ? ', permanent' : ''}): ${error.message}\nhint: ${error.hint}`);
+      console.error(`error (${error.code}${error.permanent ? ', permanent' : ''}): ${error.message}${error.detail ? ` (${error.detail})` : ''}\nhint: ${error.hint}`);
       return 1;
     }
     throw error;

@@ -123,7 +123,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
       } catch (error) {
         // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-        throw toActivityFailure(error);
+        throw toActivityFailure(error, deps.logger);
       } finally {
         clearInterval(heartbeat);
         await rm(directory, { recursive: true, force: true });
@@ -142,15 +142,19 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           // The version travels with the face, so a render uses this face only on the same model (else it detects again, recorded).
           return { width, height, face: found, model: deps.detector.version };
         } catch (error) {
-          throw toActivityFailure(error);
+          throw toActivityFailure(error, deps.logger);
         }
       });
     },
   };
 }
 
-/** Permanent render errors (bad input) become non-retryable failures carrying their code and hint. */
-function toActivityFailure(error: unknown): unknown {
+/**
+ * Permanent render errors (bad input) become non-retryable failures carrying their code and hint. The message
+ * travels to the client; what the decoder said (`detail`) is logged here and goes no further.
+ */
+function toActivityFailure(error: unknown, logger: Logger): unknown {
+  if (isRenderError(error) && error.detail) logger.warn('input refused', { code: error.code, detail: error.detail });
   if (isRenderError(error) && error.permanent) {
     return ApplicationFailure.create({
       message: error.message,

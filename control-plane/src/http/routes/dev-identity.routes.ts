@@ -1,14 +1,15 @@
 import { Router } from 'express';
 import { DevIdentityProvider } from '../../services/dev-identity.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
+import { rateLimit } from '../middleware/rate-limit.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { DevSignInRequest, DevSignInResult } from '../schemas/dev-identity.schemas.ts';
 import { parseBody } from '../validation.ts';
 
 const DEV_SIGN_IN_PATH = '/dev-identity/token';
 
-/** Whether the development sign-in exists: only while no external identity provider (OIDC_*) is configured. */
-export const devSignInEnabled = (context: AppContext) => !context.config.externalIdentityProvider;
+/** Whether the development sign-in exists: only without an external identity provider (OIDC_*), on a loopback HOST (config.devSignIn). */
+export const devSignInEnabled = (context: AppContext) => context.config.devSignIn;
 
 /**
  * The web app's development sign-in: an email address in, an ID token of the built-in development identity
@@ -19,7 +20,7 @@ export const devSignInEnabled = (context: AppContext) => !context.config.externa
 export function devIdentityRoutes(context: AppContext): Router {
   const router = Router();
   const provider = new DevIdentityProvider(context.config.dataDir, context.config.baseUrl);
-  router.post(DEV_SIGN_IN_PATH, async (req, res) => {
+  router.post(DEV_SIGN_IN_PATH, rateLimit(context.services.rateLimiter, 'sign_in'), async (req, res) => {
     const { email } = parseBody(DevSignInRequest, req);
     const signedIn = await provider.signIn(email);
     res.set('Cache-Control', 'no-store');
@@ -40,7 +41,7 @@ export function registerDevIdentityPaths(registry: OpenAPIRegistry): void {
     request: { body: { required: true, content: { 'application/json': { schema: DevSignInRequest } } } },
     responses: {
       200: jsonResponse('An ID token for the address.', DevSignInResult),
-      ...errorResponses('invalid_request', 'malformed_json'),
+      ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', 'rate_limited'),
     },
   });
 }

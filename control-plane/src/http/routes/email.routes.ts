@@ -82,7 +82,7 @@ export function registerEmailPaths(registry: OpenAPIRegistry): void {
     },
     responses: {
       200: jsonResponse('The holder of the token is opted out.', UnsubscribeResult),
-      ...errorResponses('invalid_request', 'invalid_unsubscribe_token', 'malformed_json', 'payload_too_large'),
+      ...errorResponses('invalid_request', 'invalid_unsubscribe_token', 'malformed_json', 'nesting_too_deep', 'payload_too_large'),
     },
   });
 }

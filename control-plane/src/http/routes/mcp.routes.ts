@@ -1,10 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../errors/app-error.ts';
 import { getServer } from '../../mcp/mcp-server.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import { describeZodError, requestBodyError } from '../errors.ts';
+import { jsonBody } from '../json-body.ts';
 import { credentialOf, identifyApiCredential, requireApiCredential } from '../middleware/api-auth.ts';
 import { crossOrigin } from '../middleware/cross-origin.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
@@ -44,7 +45,7 @@ export function mcpRoutes(context: AppContext): Router {
     // Every message counts as a read; the tools that write also count against the write limit.
     rateLimit(rateLimiter, 'read'),
     requireApiCredential(`${baseUrl}/.well-known/oauth-protected-resource/mcp`, credentials.audienceHint('mcp')),
-    express.json({ limit: `${JSON_BODY_LIMIT_KB}kb` }),
+    jsonBody(JSON_BODY_LIMIT_KB),
     async (req, res) => {
       // Undefined when the body is not JSON: the transport answers 415 for that.
       if (req.body !== undefined) {
@@ -77,7 +78,7 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null } satisfies z.infer<typeof JsonRpcErrorResponse>);
 }
 
-/** A body the JSON parser refused is a JSON-RPC error too: -32700 for malformed JSON, else the transport's code. */
+/** A body the JSON parser refused is a JSON-RPC error too: -32700 for malformed or too deeply nested JSON, else the transport's code. */
 function jsonRpcBodyErrors(): ErrorRequestHandler {
   return (error: unknown, _req, res, next) => {
     const bodyError = requestBodyError(error);
@@ -85,7 +86,8 @@ function jsonRpcBodyErrors(): ErrorRequestHandler {
       next(error);
       return;
     }
-    sendJsonRpcError(res, bodyError.status, bodyError.code === 'malformed_json' ? PARSE_ERROR : TRANSPORT_ERROR, bodyError.message);
+    const unreadable = bodyError.code === 'malformed_json' || bodyError.code === 'nesting_too_deep';
+    sendJsonRpcError(res, bodyError.status, unreadable ? PARSE_ERROR : TRANSPORT_ERROR, bodyError.message);
   };
 }
 
@@ -114,7 +116,8 @@ export function registerMcpPaths(registry: OpenAPIRegistry): void {
       'JSON-RPC 2.0 messages of the Model Context Protocol, stateless. The tools cover the same account, videos and credits as /v1; ' +
       'list them with tools/list. The answer is JSON, or an SSE stream when Accept includes text/event-stream. A tool failure (bad ' +
       'arguments and unknown tools included) is a result with isError true whose text is the /v1 error body; a message that cannot be ' +
-      'read is a JSON-RPC error. OAuth tokens must have been requested for the resource {BASE_URL}/mcp (RFC 8707).',
+      'read is a JSON-RPC error: -32700 (parse error), -32600 (invalid request), -32601 (unknown method) or -32602 (params that break the ' +
+      'method\'s schema, such as a tools/call without a name). OAuth tokens must have been requested for the resource {BASE_URL}/mcp (RFC 8707).',
     security: credentialSecurity(...SCOPES),
     request: { body: { required: true, content: { 'application/json': { schema: z.union([JsonRpcRequest, JsonRpcBatch]) } } } },
     responses: {
@@ -127,7 +130,8 @@ export function registerMcpPaths(registry: OpenAPIRegistry): void {
       },
       202: { description: 'Accepted notifications only; no body.' },
       400: jsonRpcError(
-        'The body is not JSON (-32700), not a JSON-RPC request or notification, or an empty batch, or a request id is null (-32600), ' +
+        'The body is not JSON, or JSON nested more than 32 deep (-32700), not a JSON-RPC request or notification, or an empty batch, or a ' +
+          'request id is null (-32600), ' +
           'or the MCP-Protocol-Version header names an unsupported version (-32000).',
       ),
       ...errorResponses('unauthorized', 'forbidden', 'rate_limited'),

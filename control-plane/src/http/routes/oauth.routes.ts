@@ -5,9 +5,13 @@ import type { AppContext } from '../../runtime/app-context.ts';
 import type { ClientRegistration } from '../../services/oauth-clients.ts';
 import { AuthorizationPageError, AuthorizationRedirectError, OAuthError } from '../../services/oauth-errors.ts';
 import { AUDIENCE_RULE } from '../../services/oauth-resources.ts';
+import { findInvalidText, INVALID_TEXT_MESSAGE } from '../../services/text.ts';
 import type { IssuedTokens } from '../../services/oauth-tokens.ts';
 import type { Logger } from '../../logging/logger.ts';
+import { AppError } from '../../errors/app-error.ts';
 import { requestBodyError } from '../errors.ts';
+import { rateLimit } from '../middleware/rate-limit.ts';
+import { jsonBody } from '../json-body.ts';
 import { logRequestFailure } from '../request-logging.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
@@ -53,7 +57,9 @@ export function oauthRoutes(context: AppContext): Router {
   const oauth = context.services.oauth;
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: `${BODY_LIMIT_KB}kb`, parameterLimit: FORM_PARAMETER_LIMIT });
-  const json = express.json({ limit: `${BODY_LIMIT_KB}kb` });
+  const json = jsonBody(BODY_LIMIT_KB);
+  // Counted per client address before the body is read: neither endpoint needs a credential.
+  const limited = rateLimit(context.services.rateLimiter, 'sign_in');
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.json(oauth.authorizationServerMetadata());
@@ -64,13 +70,13 @@ export function oauthRoutes(context: AppContext): Router {
     });
   }
 
-  router.post('/oauth/register', json, async (req, res) => {
+  router.post('/oauth/register', limited, json, async (req, res) => {
     const client = await oauth.register(parseClientRegistration(req.body));
     res.status(201).set('Cache-Control', 'no-store').json(clientInformation(client));
   });
   router.use('/oauth/register', asOAuthError(MALFORMED_REGISTRATION, context.logger));
 
-  router.post('/oauth/token', form, json, async (req, res) => {
+  router.post('/oauth/token', limited, form, json, async (req, res) => {
     const tokens = await oauth.token(req.body);
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(tokenResponse(tokens));
   });
@@ -105,6 +111,11 @@ function parseClientRegistration(body: unknown): ClientRegistration {
   // Not an object when the body was not JSON at all (another Content-Type, or none).
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_client_metadata', 'The client metadata must be a JSON object, sent with Content-Type: application/json.');
+  }
+  // The text rule first, over every member sent, as for every other body (services/text.ts).
+  const badText = findInvalidText(body);
+  if (badText) {
+    throw new OAuthError(badText[0] === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata', `${badText.join('.')}: ${INVALID_TEXT_MESSAGE}.`);
   }
   const parsed = OAuthClientRegistrationRequest.safeParse(body);
   if (!parsed.success) {
@@ -151,6 +162,12 @@ function asOAuthError(malformed: string, logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    // A refusal before the endpoint ran (the rate limit's 429 with Retry-After), in the endpoint's shape.
+    if (error instanceof AppError && error.status < 500) {
+      res.set(error.headers);
+      next(new OAuthError(error.code, error.message, error.status));
+      return;
+    }
     const bodyError = requestBodyError(error);
     if (bodyError) {
       next(new OAuthError(malformed, bodyError.message, bodyError.status));
@@ -179,6 +196,10 @@ function oauthErrors(): ErrorRequestHandler {
 
 const oauthErrorResponse = (description: string) => jsonResponse(description, OAuthErrorResponse);
 const serverErrorResponse = oauthErrorResponse('server_error: the authorization server failed; retry later.');
+const signInLimitResponse = oauthErrorResponse(
+  'rate_limited: more than RATE_LIMIT_SIGN_INS_PER_MINUTE (default 20) requests to /oauth/token, /oauth/register and /dev-identity/token ' +
+    'together from this address in the current minute; Retry-After says when to retry.',
+);
 
 export function registerOAuthPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
@@ -204,11 +225,13 @@ export function registerOAuthPaths(registry: OpenAPIRegistry): void {
     responses: {
       201: jsonResponse('The registered client.', OAuthClientInformation),
       400: oauthErrorResponse(
-        'invalid_redirect_uri (a redirect URI is refused) or invalid_client_metadata (other metadata refused, a field of the wrong type, ' +
-          'malformed JSON, or a body that is not application/json).',
+        'invalid_redirect_uri (a redirect URI is refused, or holds a NUL or other control character) or invalid_client_metadata (other ' +
+          'metadata refused or holding such a character, a field of the wrong type, malformed JSON, JSON nested more than 32 deep, or a body ' +
+          'that is not application/json).',
       ),
       413: oauthErrorResponse(`invalid_client_metadata: the body is larger than ${BODY_LIMIT_KB} kB.`),
       415: oauthErrorResponse('invalid_client_metadata: the body\'s charset or Content-Encoding is not supported.'),
+      429: signInLimitResponse,
       500: serverErrorResponse,
     },
   });
@@ -228,12 +251,14 @@ export function registerOAuthPaths(registry: OpenAPIRegistry): void {
     responses: {
       200: jsonResponse('An access token and its rotated refresh token.', OAuthTokenResponse),
       400: oauthErrorResponse(
-        'invalid_request (a missing, repeated or non-string parameter, malformed JSON, or a body that is neither form-encoded nor JSON), ' +
+        'invalid_request (a missing, repeated or non-string parameter, one holding a NUL or other control character, malformed JSON, JSON ' +
+          'nested more than 32 deep, or a body that is neither form-encoded nor JSON), ' +
           'invalid_grant, invalid_scope, invalid_target, unauthorized_client or unsupported_grant_type.',
       ),
       401: oauthErrorResponse('invalid_client: unknown client_id.'),
       413: oauthErrorResponse(`invalid_request: the body is larger than ${BODY_LIMIT_KB} kB, or has more than ${FORM_PARAMETER_LIMIT} parameters.`),
       415: oauthErrorResponse('invalid_request: the body\'s charset or Content-Encoding is not supported.'),
+      429: signInLimitResponse,
       500: serverErrorResponse,
     },
   });

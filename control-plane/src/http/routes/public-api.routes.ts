@@ -207,7 +207,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     responses: {
       201: jsonResponse('The photo is stored; its face, if found.', ApiImage, rateLimitHeaders),
       ...errorResponses(
-        'invalid_request', 'malformed_json', 'image_url_refused', 'image_url_unreachable', 'image_url_too_large', 'image_url_unsupported_type',
+        'invalid_request', 'malformed_json', 'nesting_too_deep', 'image_url_refused', 'image_url_unreachable', 'image_url_too_large', 'image_url_unsupported_type',
         'unsupported_image_format', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'face_detection_unavailable',
       ),
     },
@@ -234,7 +234,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     responses: {
       201: jsonResponse('The audio is stored for 24 hours.', ApiAudio, rateLimitHeaders),
       ...errorResponses(
-        'invalid_request', 'malformed_json', 'unsupported_audio_format', 'audio_duration_out_of_range', 'payload_too_large', 'text_too_long', 'unknown_voice',
+        'invalid_request', 'malformed_json', 'nesting_too_deep', 'unsupported_audio_format', 'audio_duration_out_of_range', 'payload_too_large', 'text_too_long', 'unknown_voice',
         'unsupported_video_url', 'video_unavailable', 'no_soundtrack', 'soundtrack_too_short', 'video_too_large', 'image_url_refused',
         'unauthorized', 'forbidden', 'rate_limited', 'speech_quota_exhausted', 'speech_unavailable', 'service_unavailable',
       ),

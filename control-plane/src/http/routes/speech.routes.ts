@@ -48,7 +48,7 @@ export function registerSpeechPaths(registry: OpenAPIRegistry): void {
     request: { body: { required: true, content: { 'application/json': { schema: SpeechRequest } } } },
     responses: {
       200: jsonResponse('The hosted speech.', SpeechResult),
-      ...errorResponses('invalid_request', 'malformed_json', 'text_too_long', 'unknown_voice', 'unauthorized', 'speech_quota_exhausted', 'rate_limited', 'speech_unavailable'),
+      ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', 'text_too_long', 'unknown_voice', 'unauthorized', 'speech_quota_exhausted', 'rate_limited', 'speech_unavailable'),
     },
   });
   registry.registerPath({

@@ -70,7 +70,7 @@ export function registerWebDeveloperPaths(registry: OpenAPIRegistry): void {
     method: 'post', path: '/user/api-keys', security: idTokenSecurity, tags: ['web-app'], operationId: 'createWebApiKey', summary: 'Create an API key',
     description: 'The answer carries the key in full, this once. Only an ID token may create keys: API keys and OAuth tokens answer 401.',
     request: { body: { required: true, content: { 'application/json': { schema: CreateWebApiKeyRequest } } } },
-    responses: { 201: jsonResponse('The new key, shown once.', CreatedWebApiKey), ...errorResponses('invalid_request', 'malformed_json', 'unauthorized', 'not_found') },
+    responses: { 201: jsonResponse('The new key, shown once.', CreatedWebApiKey), ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', 'unauthorized', 'not_found') },
   });
   registry.registerPath({
     method: 'delete', path: '/user/api-keys/{id}', security: idTokenSecurity, tags: ['web-app'], operationId: 'revokeWebApiKey', summary: 'Revoke an API key',

@@ -4,7 +4,8 @@ import { AppError } from '../../errors/app-error.ts';
 import type { AppContext } from '../../runtime/app-context.ts';
 import type { VideoOptions, WebVideoRequest } from '../../services/video-requests.ts';
 import { imageRepresentation } from '../../presenters/api.presenter.ts';
-import { describeZodError } from '../errors.ts';
+import { describeZodError, requestBodyError } from '../errors.ts';
+import { parseClientJson } from '../json-body.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
 import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD } from '../audio-upload.ts';
@@ -112,9 +113,10 @@ function faceField(form: MultipartForm): FaceHints | undefined {
   if (!text) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    throw new AppError('invalid_request', 'The "face" form field is not valid JSON.', { hint: FACE_HINT });
+    value = parseClientJson(text);
+  } catch (error) {
+    const tooDeep = requestBodyError(error);
+    throw tooDeep ?? new AppError('invalid_request', 'The "face" form field is not valid JSON.', { hint: FACE_HINT });
   }
   const parsed = FaceHints.safeParse(value);
   if (!parsed.success) throw new AppError('invalid_request', `Invalid "face" form field: ${describeZodError(parsed.error)}.`, { hint: FACE_HINT });
@@ -180,7 +182,7 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     request: { body: { required: true, content: { 'application/json': { schema: DeleteVideoRequest } } } },
     responses: {
       200: jsonResponse('Deleted.', DeleteVideoResult),
-      ...errorResponses('invalid_request', 'malformed_json', 'unauthorized', 'not_found', 'delete_failed'),
+      ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', 'unauthorized', 'not_found', 'delete_failed'),
     },
   });
 }

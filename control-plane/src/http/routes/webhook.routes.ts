@@ -117,7 +117,7 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     request: { body: jsonBody(CreateWebhookRequest) },
     responses: {
       201: jsonResponse('Registered; `secret` is shown only here.', CreatedWebhookEndpoint),
-      ...errorResponses('invalid_request', 'malformed_json', 'webhook_url_refused', 'webhook_limit_reached', ...common),
+      ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', 'webhook_url_refused', 'webhook_limit_reached', ...common),
     },
   });
   registry.registerPath({
@@ -132,7 +132,7 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
       + 'beside the new one for `overlap_seconds` (default 24 hours).',
     security: writeSecurity,
     request: { body: jsonBody(RotateSecretRequest, false) },
-    responses: { 201: jsonResponse('The new default secret.', DefaultWebhookSecret), ...errorResponses('invalid_request', 'malformed_json', ...common) },
+    responses: { 201: jsonResponse('The new default secret.', DefaultWebhookSecret), ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', ...common) },
   });
   registry.registerPath({
     method: 'get', path: '/v1/webhooks/{id}', operationId: 'getWebhook', tags, summary: 'Get a webhook endpoint',
@@ -152,7 +152,7 @@ export function registerWebhookPaths(registry: OpenAPIRegistry): void {
     description: 'Answers the new secret once. During the overlap (default 24 hours) every delivery carries two signatures, one per secret.',
     security: writeSecurity,
     request: { params: WebhookIdPath, body: jsonBody(RotateSecretRequest, false) },
-    responses: { 200: jsonResponse('The endpoint with its new secret.', CreatedWebhookEndpoint), ...errorResponses('invalid_request', 'malformed_json', ...common, 'not_found') },
+    responses: { 200: jsonResponse('The endpoint with its new secret.', CreatedWebhookEndpoint), ...errorResponses('invalid_request', 'malformed_json', 'nesting_too_deep', ...common, 'not_found') },
   });
   registry.registerPath({
     method: 'get', path: '/v1/videos/{id}/webhook-deliveries', operationId: 'listVideoWebhookDeliveries', tags, summary: 'The delivery log of a video\'s own webhook_url',

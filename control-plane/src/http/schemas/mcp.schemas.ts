@@ -41,7 +41,7 @@ export const JsonRpcErrorResponse = z
     jsonrpc: z.literal('2.0'),
     id: z.null().meta({ description: 'Always null: the failure concerns the HTTP request as a whole.' }),
     error: z.object({
-      code: z.number().int().meta({ description: '-32700 parse error (not JSON), -32600 invalid request (not a JSON-RPC message this server takes), -32000 refused by the transport.' }),
+      code: z.number().int().meta({ description: '-32700 parse error (not JSON, or nested more than 32 deep), -32600 invalid request (not a JSON-RPC message this server takes), -32000 refused by the transport.' }),
       message: z.string(),
       data: z.unknown().optional(),
     }),

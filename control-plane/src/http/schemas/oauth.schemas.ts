@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SCOPES, ScopeSchema } from '../../domain/scopes.ts';
 import { GRANT_TYPES, isAllowedRedirectUri } from '../../services/oauth-clients.ts';
-import { BIDI_CONTROLS_MESSAGE, INVALID_TEXT_MESSAGE, isDisplayableName, isValidText } from '../../services/text.ts';
+import { BIDI_CONTROLS_MESSAGE, isDisplayableName } from '../../services/text.ts';
 
 /**
  * The wire format of the OAuth endpoints. Client registration is validated with its schema here (by
@@ -28,7 +28,6 @@ export const OAuthClientRegistrationRequest = z
       .meta({ description: 'Exact redirect URIs: https, or http on a loopback host (localhost, 127.0.0.1, [::1]); no fragment.' }),
     client_name: z
       .string()
-      .refine(isValidText, INVALID_TEXT_MESSAGE)
       .refine(isDisplayableName, BIDI_CONTROLS_MESSAGE)
       .trim()
       .min(1)

@@ -20,7 +20,7 @@ export interface Metrics {
   refunded(payment: VideoPaymentKind): void;
   creditsSpent(kind: 'api_credit' | 'free_credit', credits: number): void;
   creditsGranted(reason: 'purchase' | 'grant' | 'refund', credits: number): void;
-  rateLimited(policy: 'read' | 'write' | 'media'): void;
+  rateLimited(policy: 'read' | 'write' | 'media' | 'sign_in'): void;
   /** One webhook attempt's outcome (WebhookService.attempt). */
   webhookDelivered(outcome: 'delivered' | 'failed' | 'abandoned'): void;
   /** A video read on the poll path, answered from this process's cache (`hit`) or the database (`miss`). */
