@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderWorkflowId, templatePreviewWorkflowId, videoObjectPrefix } from '@petsing/workflows';
@@ -11,44 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_ASSETS_VERSION, templateObjectKeys } from '../control-plane/src/templates/template-objects.ts';
 import { RENDER_LOST } from '../control-plane/src/services/video-reconciler.service.ts';
 import { createTestAccount, signInWebUser } from './support/accounts.ts';
+import { startStallingProxy } from './support/grpc-stalling-proxy.ts';
 import { startImageHost } from './support/image-host.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { PET_PHOTO_MOUTH, petPhoto } from './support/pet-photo.ts';
 
 const MOUTH = JSON.stringify({ mouth: PET_PHOTO_MOUTH });
-
-/**
- * A TCP proxy in front of Temporal that can stop passing bytes: requests sent after `stall()` never reach
- * the server and never get an answer, as when Temporal is paused or the network to it breaks.
- */
-async function startStallingProxy(target: string): Promise<{ address: string; stall(): void; close(): Promise<void> }> {
-  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
-  let stalled = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(port, host);
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
-      sockets.add(from);
-      from.on('data', (chunk) => {
-        if (!stalled) to.write(chunk);
-      });
-      from.on('error', () => to.destroy());
-      from.on('close', () => to.destroy());
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    address: `127.0.0.1:${(server.address() as { port: number }).port}`,
-    stall: () => {
-      stalled = true;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /**
  * A paid video must render or be refunded exactly once, whatever process dies. Real processes: the API runs
@@ -153,7 +121,8 @@ describe('crash recovery of paid videos', () => {
         return true;
       }, 60_000);
 
-      proxy.stall();
+      // Temporal still answers (each create checks that it does before it charges), but no workflow start arrives.
+      proxy.stall('StartWorkflowExecution', 'SignalWithStartWorkflowExecution');
       const webCreate = (token: string) => {
         const form = new FormData();
         form.append('image', new Blob([photo], { type: 'image/png' }), 'pet.png');
