@@ -40,6 +40,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
     }
     const context = await openAppContext(config, logger, metrics ? { metrics } : {});
     lifecycle.add('database', context.close);
+    // A missing or altered vocal separator stops a control worker before anything serves (its path and expected hash said).
+    if (parts.controlWorker) {
+      await context.services.vocalStems.verifyModel();
+      lifecycle.add('vocal separator', () => context.services.vocalStems.release());
+    }
     if (context.database.kind === 'pglite') {
       // PGlite unpacks its first database with the modes of its virtual file system (0666): tighten them.
       await keepDataPrivate(config.dataDir);
