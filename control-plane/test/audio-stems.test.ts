@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '@petsing/platform/storage';
 import { AudioPreparer } from '../src/media/audio-preparer.ts';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
-import { stemKeys, VocalStems } from '../src/media/separator/vocal-stems.ts';
+import { removeExpiredStems, stemKeys, VocalStems } from '../src/media/separator/vocal-stems.ts';
 import { BUNDLED_SEPARATOR_MODEL, SEPARATOR_MODEL_SHA256 } from '../src/media/separator/vocal-separator.ts';
 import { runPetsing, serviceProcessEnv } from '../../test/support/processes.ts';
 import { makeSong, songWav } from '../../test/support/song-mix.ts';
@@ -69,6 +69,27 @@ describe('audio preparation with vocal isolation', () => {
     expect(other.stems?.origin).toBe('separated');
     expect(other.stems?.vocalKey).not.toBe(keys.vocals);
     expect(stems.separations).toBe(2);
+  }, 60_000);
+
+  it('separates again stems close to the end of their retention, and the sweep removes those past it', async () => {
+    const keys = stemKeys(createHash('sha256').update(song).digest('hex'));
+    // The local store's objects are files whose change time is the object's.
+    const age = async (days: number) => {
+      const then = new Date(Date.now() - days * 24 * 3600_000);
+      for (const key of [keys.vocals, keys.accompaniment]) await utimes(join(folder, 'objects', 'objects', key), then, then);
+    };
+    await age(6.5);
+    const before = stems.separations;
+    expect((await preparer.prepare('videos/a/audio-source', 'videos/a/prepared.wav')).stems?.origin).toBe('separated');
+    expect(stems.separations).toBe(before + 1);
+    expect((await preparer.prepare('videos/b/audio-source', 'videos/b/prepared.wav')).stems?.origin).toBe('reused');
+
+    await age(8);
+    expect(await removeExpiredStems(objects)).toBe(2);
+    expect(await objects.exists(keys.vocals)).toBe(false);
+    expect(await objects.exists(keys.accompaniment)).toBe(false);
+    // Younger stems (another audio's) stay.
+    expect(await removeExpiredStems(objects)).toBe(0);
   }, 60_000);
 
   it('separates nothing for text-to-speech (its own vocal stem) and template songs (no stems)', async () => {

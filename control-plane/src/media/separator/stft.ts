@@ -4,8 +4,8 @@
  * signals share each complex FFT (the left channel in the real part, the right in the imaginary part; two frames in
  * one inverse), which halves the transforms.
  */
-export const N_FFT = 4096;
-export const HOP = 1024;
+const N_FFT = 4096;
+const HOP = 1024;
 const HALF = N_FFT / 2;
 const LOG2 = Math.log2(N_FFT);
 
@@ -23,7 +23,7 @@ for (let i = 0; i < N_FFT; i++) {
   REVERSED[i] = r;
 }
 /** torch.hann_window(N_FFT) (periodic). */
-export const WINDOW = new Float64Array(N_FFT);
+const WINDOW = new Float64Array(N_FFT);
 for (let n = 0; n < N_FFT; n++) WINDOW[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / N_FFT);
 
 /** In-place radix-2 FFT of (re, im); `inverse` conjugates the twiddles (no 1/N scaling). */
@@ -61,7 +61,7 @@ function fft(re: Float64Array, im: Float64Array, inverse: boolean): void {
 }
 
 /** Frames of a signal of `samples` samples: torch.stft's 1 + ⌊samples / HOP⌋ with centring. */
-export const frameCount = (samples: number) => 1 + Math.floor(samples / HOP);
+const frameCount = (samples: number) => 1 + Math.floor(samples / HOP);
 
 /** A stereo STFT's lowest `bins` bins, frame-major: value (frame t, bin f) of a channel at t·bins + f. */
 export interface StereoSpectrum {

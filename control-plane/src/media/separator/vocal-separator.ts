@@ -45,6 +45,13 @@ export interface SeparatorOptions {
   /** onnxruntime's intra-op threads; default: all cores. */
   threads?: number;
   graphOptimization?: 'basic' | 'extended' | 'all';
+  /**
+   * onnxruntime's threads wait for work spinning (its own default) or, by default here, sleeping: spinning cost 30% more
+   * CPU for the same work on 2 cores (`npm run bench:separate`), and the control worker shares its machine.
+   */
+  spinning?: boolean;
+  /** Frames per model run: Spleeter's 512 (11.9 s); a multiple of 64 (`npm run bench:separate` compares 256). */
+  segmentFrames?: number;
   warn?: (message: string, details: Record<string, unknown>) => void;
 }
 
@@ -74,6 +81,7 @@ export class VocalSeparator {
   private constructor(
     private readonly session: ort.InferenceSession,
     readonly provider: SeparatorProvider,
+    private readonly segmentFrames: number,
   ) {}
 
   /** Checks the file's hash, then creates the onnxruntime session (CUDA first when asked, with the fallback rule). */
@@ -84,16 +92,19 @@ export class VocalSeparator {
       graphOptimizationLevel: options.graphOptimization ?? 'all',
       logSeverityLevel: 3,
       ...(options.threads ? { intraOpNumThreads: options.threads } : {}),
+      ...(options.spinning ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
     });
+    const segmentFrames = options.segmentFrames ?? SEGMENT_FRAMES;
+    if (!(segmentFrames > 0 && segmentFrames % FRAME_MULTIPLE === 0)) throw new RangeError(`segmentFrames must be a positive multiple of ${FRAME_MULTIPLE}`);
     if (options.provider === 'cuda') {
       try {
-        return new VocalSeparator(await ort.InferenceSession.create(bytes, settings([{ name: 'cuda', deviceId: 0 }, 'cpu'])), 'cuda');
+        return new VocalSeparator(await ort.InferenceSession.create(bytes, settings([{ name: 'cuda', deviceId: 0 }, 'cpu'])), 'cuda', segmentFrames);
       } catch (error) {
         if (options.cudaFallback !== 'cpu') throw new Error(`The vocal separator could not load CUDA: ${(error as Error).message}`, { cause: error });
         options.warn?.('CUDA unavailable for the vocal separator; running it on the CPU', { reason: (error as Error).message });
       }
     }
-    return new VocalSeparator(await ort.InferenceSession.create(bytes, settings(['cpu'])), 'cpu');
+    return new VocalSeparator(await ort.InferenceSession.create(bytes, settings(['cpu'])), 'cpu', segmentFrames);
   }
 
   /** Separates a 44.1 kHz stereo mix (equal-length channels) into mono vocals and accompaniment. */
@@ -113,8 +124,8 @@ export class VocalSeparator {
     // The vocals' mono spectrum: each channel's STFT times its mask, averaged; zero above BINS (Spleeter's mask extension).
     const vocalRe = new Float32Array(frames * BINS);
     const vocalIm = new Float32Array(frames * BINS);
-    for (let start = 0; start < frames; start += SEGMENT_FRAMES) {
-      const length = Math.min(SEGMENT_FRAMES, frames - start);
+    for (let start = 0; start < frames; start += this.segmentFrames) {
+      const length = Math.min(this.segmentFrames, frames - start);
       const padded = Math.ceil(length / FRAME_MULTIPLE) * FRAME_MULTIPLE;
       const magnitude = segmentMagnitude(spectrum, start, length, padded);
       const output = await this.session.run({ magnitude: new ort.Tensor('float32', magnitude, [1, 2, padded, BINS]) });

@@ -27,10 +27,20 @@ export interface PreparedStems {
   origin: 'separated' | 'reused' | 'clean';
 }
 
+/** The folder of every stored stem. */
+const STEMS_FOLDER = 'stems';
+/**
+ * How long stems are kept after they were made: they come from a person's audio, and a deleted video must not leave
+ * them for ever. The orphan sweep removes older ones (removeExpiredStems); a later video of the same audio is separated again.
+ */
+const STEM_RETENTION_SECONDS = 7 * 24 * 3600;
+/** Stored stems are reused only while they have this long left, so no render looks for stems the sweep removed. */
+const REUSE_MARGIN_SECONDS = 24 * 3600;
+
 /** Where the stems of a source with this sha256 are kept: content-addressed, so any video of the same bytes reuses them. */
-export function stemKeys(sourceSha256: string): { vocals: string; accompaniment: string } {
-  const folder = `stems/${SEPARATOR_VERSION}/${sourceSha256}`;
-  return { vocals: `${folder}/vocals.wav`, accompaniment: `${folder}/accompaniment.wav` };
+export function stemKeys(sourceSha256: string): { folder: string; vocals: string; accompaniment: string } {
+  const folder = `${STEMS_FOLDER}/${SEPARATOR_VERSION}/${sourceSha256}`;
+  return { folder, vocals: `${folder}/vocals.wav`, accompaniment: `${folder}/accompaniment.wav` };
 }
 
 /**
@@ -55,9 +65,7 @@ export class VocalStems {
   /** The stems of the source file `source` (the first MAX_AUDIO_SECONDS), separated now or found in the store. */
   async stemsOf(source: string, directory: string, signal?: AbortSignal): Promise<PreparedStems> {
     const keys = stemKeys(await sha256Of(source));
-    if ((await this.objects.exists(keys.vocals)) && (await this.objects.exists(keys.accompaniment))) {
-      return { vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'reused' };
-    }
+    if (await this.reusable(keys)) return { vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'reused' };
     const { left, right } = await decodeStereo(source, signal);
     const separator = await this.separator();
     const { vocals, accompaniment } = await separator.separate(left, right);
@@ -78,6 +86,14 @@ export class VocalStems {
     return { vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'separated' };
   }
 
+  /** Both stems are stored, and young enough to outlive the render that asks for them. */
+  private async reusable(keys: ReturnType<typeof stemKeys>, now = Date.now()): Promise<boolean> {
+    const made = new Map<string, Date>();
+    for await (const object of this.objects.list(keys.folder)) made.set(object.key, object.lastModified);
+    const reusableSince = now - (STEM_RETENTION_SECONDS - REUSE_MARGIN_SECONDS) * 1000;
+    return [keys.vocals, keys.accompaniment].every((key) => (made.get(key)?.getTime() ?? 0) > reusableSince);
+  }
+
   async release(): Promise<void> {
     const loading = this.loading;
     this.loading = undefined;
@@ -91,6 +107,18 @@ export class VocalStems {
     });
     return this.loading;
   }
+}
+
+/** Removes the stems made more than STEM_RETENTION_SECONDS before `now`; answers how many objects it removed. */
+export async function removeExpiredStems(objects: ObjectStore, now = new Date()): Promise<number> {
+  const cutoff = now.getTime() - STEM_RETENTION_SECONDS * 1000;
+  let removed = 0;
+  for await (const object of objects.list(`${STEMS_FOLDER}/`)) {
+    if (object.lastModified.getTime() >= cutoff) continue;
+    await objects.delete(object.key);
+    removed++;
+  }
+  return removed;
 }
 
 async function sha256Of(path: string): Promise<string> {
