@@ -8,7 +8,7 @@ import { AudioPreparer } from '../src/media/audio-preparer.ts';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
 import { removeExpiredStems, stemKeys, VocalStems } from '../src/media/separator/vocal-stems.ts';
 import { BUNDLED_SEPARATOR_MODEL, SEPARATOR_MODEL_SHA256 } from '../src/media/separator/vocal-separator.ts';
-import { runPetsing, serviceProcessEnv } from '../../test/support/processes.ts';
+import { runPetsing, serviceProcessEnv, stopProcess, type PetsingProcess } from '../../test/support/processes.ts';
 import { makeSong, songWav } from '../../test/support/song-mix.ts';
 
 /** A stored WAV's channels, rate and length, as ffprobe reads them. */
@@ -30,6 +30,8 @@ describe('audio preparation with vocal isolation', () => {
   let objects: LocalObjectStore;
   let stems: VocalStems;
   let preparer: AudioPreparer;
+  /** The control worker started with an altered model (stopped here should it not exit by itself). */
+  let worker: PetsingProcess | undefined;
   const song = songWav(makeSong({ seconds: 4, verses: [[1, 3]] }));
 
   beforeAll(async () => {
@@ -43,6 +45,7 @@ describe('audio preparation with vocal isolation', () => {
     await objects.put('videos/c/audio-source', songWav(makeSong({ seconds: 3, verses: [[0.5, 2.5]], seed: 2 })), { contentType: 'audio/wav' });
   });
   afterAll(async () => {
+    await stopProcess(worker?.child);
     await stems?.release();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
@@ -108,7 +111,7 @@ describe('audio preparation with vocal isolation', () => {
     bytes[1000] = bytes[1000]! ^ 0x01;
     await writeFile(altered, bytes);
     // (A missing file is refused the same way: vocal-separator.test.ts.) Temporal is never reached: the check comes first.
-    const worker = runPetsing(['worker', 'control'], serviceProcessEnv({ DATA_DIR: join(folder, 'data'), SEPARATOR_MODEL_PATH: altered, DATABASE_URL: '', TEMPORAL_ADDRESS: '127.0.0.1:1' }));
+    worker = runPetsing(['worker', 'control'], serviceProcessEnv({ DATA_DIR: join(folder, 'data'), SEPARATOR_MODEL_PATH: altered, DATABASE_URL: '', TEMPORAL_ADDRESS: '127.0.0.1:1' }));
     expect(await worker.exited).not.toBe(0);
     expect(worker.output()).toContain(`The vocal separator model ${altered} has sha256`);
     expect(worker.output()).toContain(`expected sha256 ${SEPARATOR_MODEL_SHA256}`);

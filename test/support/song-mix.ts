@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { synthesizeVoice } from '../../control-plane/src/templates/melody-synth.ts';
 import { templateCatalog } from '../../control-plane/src/templates/template-catalog.ts';
+import { pearson } from '../../render-node/test/helpers.ts';
 
 /**
  * Songs made for tests and benchmarks, with their parts kept apart: a band (kick, snare, hi-hat, bass, a chord pad)
@@ -294,27 +295,8 @@ export function frameEnvelope(pcm: Float32Array, sampleRate: number, fps = 25): 
   return Float32Array.from({ length: frames }, (_, f) => rms(pcm, Math.round(f * step), Math.round((f + 1) * step)));
 }
 
-/** Pearson's r of two equal-length series (the shorter's length is used). */
-export function correlation(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  const n = Math.min(a.length, b.length);
-  let ma = 0;
-  let mb = 0;
-  for (let i = 0; i < n; i++) {
-    ma += a[i]!;
-    mb += b[i]!;
-  }
-  ma /= n;
-  mb /= n;
-  let sab = 0;
-  let saa = 0;
-  let sbb = 0;
-  for (let i = 0; i < n; i++) {
-    sab += (a[i]! - ma) * (b[i]! - mb);
-    saa += (a[i]! - ma) ** 2;
-    sbb += (b[i]! - mb) ** 2;
-  }
-  return sab / Math.sqrt(saa * sbb);
-}
+/** Pearson's r of two series (over the shorter's length). */
+export const correlation = (a: ArrayLike<number>, b: ArrayLike<number>): number => pearson(Array.from(a), Array.from(b));
 
 /** Signal-to-distortion ratio of an estimate against the true signal, in dB (10·log10 Σs² / Σ(s - ŝ)²). */
 export function sdr(truth: Float32Array, estimate: Float32Array): number {

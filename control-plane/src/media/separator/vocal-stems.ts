@@ -6,7 +6,7 @@ import { runProcess } from '@petsing/platform/tools';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { MAX_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { runMediaTool } from '../ffmpeg.ts';
-import { readSeparatorModel, SEPARATOR_SAMPLE_RATE, SEPARATOR_VERSION, VocalSeparator, type SeparatorOptions } from './vocal-separator.ts';
+import { SEPARATOR_SAMPLE_RATE, SEPARATOR_VERSION, VocalSeparator, type SeparatorOptions } from './vocal-separator.ts';
 
 /** The stems' analysis copies: mono 16 kHz, as the prepared audio (the mel recipe's rate). */
 const STEM_SAMPLE_RATE = 16_000;
@@ -44,7 +44,7 @@ export function stemKeys(sourceSha256: string): { folder: string; vocals: string
 }
 
 /**
- * Vocal isolation for audio preparation: the separator is checked at start (`verifyModel`) and loaded on first use;
+ * Vocal isolation for audio preparation: the separator (checked when a control worker starts) is loaded on first use;
  * each distinct source (by the sha256 of its bytes) is separated once, its stems stored under `stemKeys` and reused.
  */
 export class VocalStems {
@@ -56,11 +56,6 @@ export class VocalStems {
     private readonly objects: ObjectStore,
     private readonly options: SeparatorOptions = {},
   ) {}
-
-  /** Refuses a missing or altered model file (SeparatorModelError: its path and the expected hash). */
-  async verifyModel(): Promise<void> {
-    await readSeparatorModel(this.options.path, this.options.expectedSha256);
-  }
 
   /** The stems of the source file `source` (the first MAX_AUDIO_SECONDS), separated now or found in the store. */
   async stemsOf(source: string, directory: string, signal?: AbortSignal): Promise<PreparedStems> {
