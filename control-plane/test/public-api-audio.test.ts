@@ -149,6 +149,8 @@ describe('/v1 audio', () => {
     expect(speechVideo).toMatchObject({ status: 'completed', template_id: null, audio_id: spoken.body.id, aspect: '9:16' });
     expect(Math.abs((await videoSeconds(uploadVideo.video_url)) - uploaded.body.duration_seconds)).toBeLessThan(0.25);
     expect(Math.abs((await videoSeconds(speechVideo.video_url)) - spoken.body.duration_seconds)).toBeLessThan(0.25);
+    // The uploaded file was separated into vocals and the rest (once); the speech, a voice alone, was not.
+    expect(service.context.services.vocalStems.separations).toBe(1);
 
     // A template video says which song it sings and no audio.
     const listed = (await send('listApiVideos', 'GET', '/v1/videos', owner.readOnly)).body.data;

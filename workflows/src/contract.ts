@@ -136,7 +136,20 @@ export type FaceSource = z.infer<typeof FaceSource>;
 export const RenderedFace = z.object({ source: FaceSource, model: FaceModelVersion.optional() });
 export type RenderedFace = z.infer<typeof RenderedFace>;
 
-export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
+/**
+ * A soundtrack's stems (control-plane/src/media/separator/vocal-stems.ts): mono 16 kHz WAV object keys at the source's
+ * level. `accompanimentKey` is null for a voice alone (text-to-speech, `origin: clean`, whose vocal stem is the
+ * prepared audio itself); `origin` says whether this preparation separated, reused stored stems, or had a clean voice.
+ */
+export const AudioStems = z.object({
+  vocalKey: z.string(),
+  accompanimentKey: z.string().nullable(),
+  origin: z.enum(['separated', 'reused', 'clean']),
+});
+export type AudioStems = z.infer<typeof AudioStems>;
+
+/** The model's audio; `stems` when the audio was separated (absent for template songs and preparations from before). */
+export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive(), stems: AudioStems.optional() });
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
 /** What the control plane hands the pipeline after vetting the video's inputs. */
@@ -155,10 +168,13 @@ export const RenderPlan = z.object({
   mouthTrackKey: z.string().optional(),
   /** The photo check's face, which the render uses as it is; absent (a photo never checked, a plan from before): the render finds the face. */
   photoCheck: PhotoCheck.optional(),
+  /** The audio is a voice alone (text-to-speech): its preparation separates nothing. */
+  cleanVoice: z.boolean().optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
-export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
+/** `cleanVoice`: the audio is a voice alone (RenderPlan.cleanVoice); absent, it is separated into vocals and the rest. */
+export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string(), cleanVoice: z.boolean().optional() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
 /**

@@ -99,6 +99,11 @@ const controlPlaneEnvSchema = z.object({
     .pipe(z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a voice id of letters, digits, ".", "_" or "-"')).min(1)),
   TTS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   ESPEAK_PATH: z.string().trim().min(1).default('espeak-ng'),
+  /** The vocal separator's ONNX file (control worker); unset: control-plane/models/vocal-separator.onnx. It must be that file (its sha256 is checked at start). */
+  SEPARATOR_MODEL_PATH: optionalString,
+  /** Where the vocal separator runs, with the render node's rule for a CUDA that cannot load. */
+  SEPARATOR_EXECUTION_PROVIDER: z.enum(['cpu', 'cuda']).default('cpu'),
+  SEPARATOR_CUDA_FALLBACK: z.enum(['cpu', 'refuse']).default('refuse'),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(24 * 3600).default(3600),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(30 * 24 * 3600),
   OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(600).default(60),

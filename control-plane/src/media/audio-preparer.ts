@@ -7,6 +7,7 @@ import { SCRATCH_FOLDERS } from './scratch-folders.ts';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
+import type { PreparedStems, VocalStems } from './separator/vocal-stems.ts';
 
 /** The model's audio: mono, 16 kHz (the mel recipe's rate), loudness-normalized, at most 30 s. */
 const PREPARED_SAMPLE_RATE = 16_000;
@@ -23,6 +24,19 @@ export class AudioRejected extends Error {
   }
 }
 
+/**
+ * What a preparation does about the voice: `separate` (an uploaded, recorded or linked soundtrack: vocal isolation, once
+ * per distinct audio), `clean-voice` (text-to-speech: the audio is its own vocal stem), `none` (template songs, whose
+ * mouth follows their score).
+ */
+export type StemPolicy = 'separate' | 'clean-voice' | 'none';
+
+export type PreparedAudioFiles = {
+  durationSeconds: number;
+  /** Present when the preparer has a separator and the policy is not `none`. */
+  stems?: PreparedStems;
+};
+
 export class AudioPreparer {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
@@ -34,15 +48,17 @@ export class AudioPreparer {
   constructor(
     private readonly objects: ObjectStore,
     private readonly concurrency = availableParallelism(),
+    /** The vocal separator; without one, preparations make no stems. */
+    private readonly vocalStems?: VocalStems,
   ) {}
 
-  /** Reads the source from the object store, writes the prepared WAV to `targetKey`; returns its length. */
-  async prepare(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
+  /** Reads the source from the object store, writes the prepared WAV to `targetKey`; returns its length and its stems. */
+  async prepare(sourceKey: string, targetKey: string, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudioFiles> {
     // A finishing preparation hands its slot straight to the next waiter, so the limit is never exceeded.
     if (this.running < this.concurrency) this.running++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
-      return await this.prepareNow(sourceKey, targetKey, signal);
+      return await this.prepareNow(sourceKey, targetKey, signal, stems);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -50,7 +66,7 @@ export class AudioPreparer {
     }
   }
 
-  private async prepareNow(sourceKey: string, targetKey: string, signal?: AbortSignal): Promise<{ durationSeconds: number }> {
+  private async prepareNow(sourceKey: string, targetKey: string, signal: AbortSignal | undefined, stems: StemPolicy): Promise<PreparedAudioFiles> {
     return withScratchDirectory(SCRATCH_FOLDERS.audio, async (directory) => {
       const source = join(directory, 'source');
       const prepared = join(directory, 'prepared.wav');
@@ -77,7 +93,9 @@ export class AudioPreparer {
         throw new AudioRejected('audio_too_short', `The audio lasts ${durationSeconds.toFixed(2)} s; at least ${MIN_AUDIO_SECONDS} s are needed.`);
       }
       await this.objects.put(targetKey, createReadStream(prepared), { contentType: 'audio/wav' });
-      return { durationSeconds };
+      if (!this.vocalStems || stems === 'none') return { durationSeconds };
+      if (stems === 'clean-voice') return { durationSeconds, stems: { vocalKey: targetKey, accompanimentKey: null, origin: 'clean' } };
+      return { durationSeconds, stems: await this.vocalStems.stemsOf(source, directory, signal) };
     });
   }
 }

@@ -8,6 +8,7 @@ import { CreditRepository } from '../repositories/credit.repository.ts';
 import { TemplateRepository } from '../repositories/template.repository.ts';
 import { VideoRepository } from '../repositories/video.repository.ts';
 import { AudioPreparer } from '../media/audio-preparer.ts';
+import { VocalStems } from '../media/separator/vocal-stems.ts';
 import { normalizeAudioUpload } from '../media/audio-upload.ts';
 import { assertDecodableImage } from '../media/image-upload.ts';
 import { RenderScheduler } from '../temporal/render-scheduler.ts';
@@ -122,7 +123,8 @@ export function createServices({ config, database, objectStore, temporalClient, 
     logger,
     onAccountCreated: (user) => email.welcome(user).then(() => {}),
   });
-  const hostedAudio = new HostedAudioService(new HostedAudioRepository(db), objectStore, config.baseUrl, normalizeAudioUpload);
+  const hostedAudioRepository = new HostedAudioRepository(db);
+  const hostedAudio = new HostedAudioService(hostedAudioRepository, objectStore, config.baseUrl, normalizeAudioUpload);
   const speech = new SpeechService({ provider: createSpeechProvider(config.env, logger), hostedAudio, objects: objectStore, baseUrl: config.baseUrl, logger });
   const soundtracks = new SoundtrackService({
     resolver: videoPageResolver ?? new YtDlpResolver({ binary: config.env.YTDLP_PATH ?? 'yt-dlp', timeoutMs: config.env.SOCIAL_RESOLVE_TIMEOUT_MS }),
@@ -136,7 +138,14 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const creditRepository = new CreditRepository(db);
   const credits = new CreditService(creditRepository, metrics);
   const templateRepository = new TemplateRepository(db);
-  const audioPreparer = new AudioPreparer(objectStore);
+  // Vocal isolation of audio preparation (control worker): the model is checked at start, loaded on first use.
+  const vocalStems = new VocalStems(objectStore, {
+    ...(config.env.SEPARATOR_MODEL_PATH ? { path: config.env.SEPARATOR_MODEL_PATH } : {}),
+    provider: config.env.SEPARATOR_EXECUTION_PROVIDER,
+    cudaFallback: config.env.SEPARATOR_CUDA_FALLBACK,
+    warn: (message, details) => logger.warn(details, message),
+  });
+  const audioPreparer = new AudioPreparer(objectStore, undefined, vocalStems);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
   const oauth = new OAuthService(new OAuthRepository(db), oauthSettings(config), credentialCache);
   const credentials = new CredentialService(apiKeys, oauth, credentialCache);
@@ -214,6 +223,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     templates: templateRepository,
     objects: objectStore,
     audio: audioPreparer,
+    hostedAudio: hostedAudioRepository,
     imageUrls,
     logger,
     onCompleted: (video) => email.videoReady(video),
@@ -222,6 +232,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const audioRequests = new AudioRequestService(speech, soundtracks);
   const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
   const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
-  return { health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
+  return { vocalStems, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
 }
 

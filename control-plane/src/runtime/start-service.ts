@@ -10,6 +10,7 @@ import type { AppContext } from './app-context.ts';
 import { openAppContext } from './bootstrap.ts';
 import { startControlSocket } from './control-socket.ts';
 import { startExpiredMediaSweep } from '../services/expired-media-sweep.ts';
+import { readSeparatorModel } from '../media/separator/vocal-separator.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { keepDataPrivate } from './private-files.ts';
 
@@ -38,8 +39,11 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
           + 'addresses of this machine and its network. For development only; never set it on a server others can reach.',
       );
     }
+    // A missing or altered vocal separator stops a control worker before anything else opens (its path and expected hash said).
+    if (parts.controlWorker) await readSeparatorModel(env.SEPARATOR_MODEL_PATH);
     const context = await openAppContext(config, logger, metrics ? { metrics } : {});
     lifecycle.add('database', context.close);
+    if (parts.controlWorker) lifecycle.add('vocal separator', () => context.services.vocalStems.release());
     if (context.database.kind === 'pglite') {
       // PGlite unpacks its first database with the modes of its virtual file system (0666): tighten them.
       await keepDataPrivate(config.dataDir);

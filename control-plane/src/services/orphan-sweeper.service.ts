@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ObjectStore } from '@petsing/platform/storage';
 import type { Logger } from '../logging/logger.ts';
 import type { VideoRepository } from '../repositories/video.repository.ts';
+import { removeExpiredStems } from '../media/separator/vocal-stems.ts';
 import { repeatEvery, type RepeatingTask } from './repeat-every.ts';
 
 /** Video ids looked up per query. */
@@ -17,12 +18,13 @@ export type SweepSettings = {
 
 type SweepParts = { scratch: boolean; objects: boolean };
 
-export type SweepResult = { scratchFolders: number; abandonedWrites: number; orphanVideoObjects: number };
+export type SweepResult = { scratchFolders: number; abandonedWrites: number; orphanVideoObjects: number; expiredStems: number };
 
 /**
  * Removes what crashed processes leave behind, at start and then periodically: scratch folders (request
  * uploads, speech, soundtrack and audio work folders in this host's temp folder), half-written objects in the object store, and objects under `videos/<id>/`
- * whose video row does not exist (a create that died before its row committed, a delete that died midway).
+ * whose video row does not exist (a create that died before its row committed, a delete that died midway); and vocal
+ * stems past their retention (they are derived from people's audio).
  */
 export class OrphanSweeper {
   constructor(
@@ -40,6 +42,7 @@ export class OrphanSweeper {
       async () => {
         const result = await this.sweep(parts);
         if (result.scratchFolders + result.abandonedWrites + result.orphanVideoObjects > 0) this.logger.info(result, 'removed files left by crashed processes');
+        if (result.expiredStems > 0) this.logger.info({ expiredStems: result.expiredStems }, 'removed vocal stems past their retention');
       },
       (error) => this.logger.error({ err: error }, 'sweeping orphaned files failed'),
     );
@@ -51,6 +54,7 @@ export class OrphanSweeper {
       scratchFolders: parts.scratch ? await this.removeScratchFolders(cutoff) : 0,
       abandonedWrites: parts.objects ? await this.objects.removeAbandonedWrites(cutoff) : 0,
       orphanVideoObjects: parts.objects ? await this.removeOrphanVideoObjects(cutoff) : 0,
+      expiredStems: parts.objects ? await removeExpiredStems(this.objects, now) : 0,
     };
   }
 

@@ -139,7 +139,8 @@ export class TemplateService {
       preview_image_key: keys.previewImage,
     });
     // Every video of this template renders the same song: prepare it for the model once, here.
-    const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio);
+    // Its mouth follows the score's keyframes: no stems.
+    const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio, undefined, 'none');
     await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
     return true;
   }

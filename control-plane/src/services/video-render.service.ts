@@ -1,11 +1,12 @@
 import type { ObjectStore } from '@petsing/platform/storage';
-import { videoObjectPrefix, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
+import { videoObjectPrefix, type PreparedAudio, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
 import type { Logger } from '../logging/logger.ts';
-import { AudioRejected, type AudioPreparer } from '../media/audio-preparer.ts';
+import { AudioRejected, type AudioPreparer, type StemPolicy } from '../media/audio-preparer.ts';
 import { UrlRefusedError } from '../media/url-refusal.ts';
+import type { HostedAudioRepository } from '../repositories/hosted-audio.repository.ts';
 import type { TemplateRepository } from '../repositories/template.repository.ts';
 import type { RenderOutput, VideoRepository } from '../repositories/video.repository.ts';
 import type { VideoTransitions } from './video-transitions.ts';
@@ -62,6 +63,7 @@ export class VideoRenderService {
   private readonly logger: Logger;
   private readonly onCompleted: VideoCompletedListener;
   private readonly metrics: Metrics;
+  private readonly hostedAudio: Pick<HostedAudioRepository, 'findById'> | undefined;
 
   constructor(dependencies: {
     videos: VideoRepository;
@@ -74,10 +76,13 @@ export class VideoRenderService {
     onCompleted?: VideoCompletedListener;
     /** Times the audio preparation of renders; default: nothing. */
     metrics?: Metrics;
+    /** Tells text-to-speech audio (a voice alone, never separated); default: every audio is separated. */
+    hostedAudio?: Pick<HostedAudioRepository, 'findById'>;
   }) {
     ({ videos: this.videos, transitions: this.transitions, templates: this.templates, objects: this.objects, audio: this.audio, imageUrls: this.imageUrls, logger: this.logger } = dependencies);
     this.onCompleted = dependencies.onCompleted ?? (async () => {});
     this.metrics = dependencies.metrics ?? noMetrics;
+    this.hostedAudio = dependencies.hostedAudio;
   }
 
   /** The plan first: a video that cannot be rendered fails without having been announced as processing. */
@@ -101,14 +106,15 @@ export class VideoRenderService {
     return this.plan(video, false);
   }
 
-  async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
+  /** The model's audio and, unless `stems` is `none`, the vocal and accompaniment stems (PreparedAudio of the contract). */
+  async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudio> {
     const started = performance.now();
-    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal).catch((error: unknown) => {
+    const prepared = await this.audio.prepare(sourceAudioKey, targetKey, signal, stems).catch((error: unknown) => {
       if (error instanceof AudioRejected && error.detail) this.logger.warn({ sourceAudioKey, code: error.code, detail: error.detail }, 'audio refused');
       throw error;
     });
     this.metrics.audioPrepared((performance.now() - started) / 1000);
-    return { audioKey: targetKey, durationSeconds };
+    return { audioKey: targetKey, durationSeconds: prepared.durationSeconds, ...(prepared.stems ? { stems: prepared.stems } : {}) };
   }
 
   async beginTemplatePreview(templateId: number): Promise<TemplatePreviewPlan> {
@@ -179,7 +185,10 @@ export class VideoRenderService {
     // found (the one the owner was shown) and its shape.
     const face = { ...(video.face_hints ? { face: video.face_hints } : {}), ...(video.photo_check ? { photoCheck: video.photo_check } : {}) };
     const { aspect } = video;
-    if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect };
+    if (video.audio_key) {
+      const cleanVoice = video.audio_id !== null && (await this.hostedAudio?.findById(video.audio_id))?.source === 'tts';
+      return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect, ...(cleanVoice ? { cleanVoice } : {}) };
+    }
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
     return {

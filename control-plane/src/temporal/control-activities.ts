@@ -18,8 +18,8 @@ export function createControlActivities(
   return {
     beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
-    prepareAudio: ({ sourceAudioKey, targetKey }) =>
-      translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal)),
+    prepareAudio: ({ sourceAudioKey, targetKey, cleanVoice }) =>
+      translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal, cleanVoice ? 'clean-voice' : 'separate')),
     recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
     recordStage: ({ videoId, stage }) => renders.enterStage(videoId, stage),
     completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),

@@ -154,7 +154,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   // A lost start signal (they are sent best-effort) must not leave a render that makes progress `queued`.
   const stageToRecord = () => recordsStages && !takenRecorded && (taken || progress > 0);
 
-  const audio = plan.preparedAudio ?? (await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId) }));
+  const audio = plan.preparedAudio
+    ?? (await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId), ...(plan.cleanVoice ? { cleanVoice: true } : {}) }));
   if (recordsStages) await control.recordStage({ videoId: plan.videoId, stage: 'queued' });
   const info = workflowInfo();
   const keys = renderOutputKeys(plan.videoId, info.runId);
