@@ -136,7 +136,11 @@ export type FaceSource = z.infer<typeof FaceSource>;
 export const RenderedFace = z.object({ source: FaceSource, model: FaceModelVersion.optional() });
 export type RenderedFace = z.infer<typeof RenderedFace>;
 
-export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive() });
+/**
+ * A prepared audio: `audioKey`, the analysis copy the render listens to (mono 16 kHz WAV); `deliveryAudioKey`, the
+ * video's soundtrack (stereo 48 kHz AAC in M4A, −14 LUFS), absent from audio prepared before it existed.
+ */
+export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive(), deliveryAudioKey: z.string().optional() });
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
 /** What the control plane hands the pipeline after vetting the video's inputs. */
@@ -158,7 +162,8 @@ export const RenderPlan = z.object({
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
-export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string() });
+/** `targetKey`: where the analysis copy goes; `deliveryKey`: the soundtrack's (absent from workflows started before it). */
+export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string(), deliveryKey: z.string().optional() });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
 /**
@@ -183,7 +188,10 @@ export const RenderLipSyncInput = z.object({
   /** The workflow to signal progress to. */
   workflowId: z.string(),
   imageKey: z.string(),
+  /** The analysis copy of the audio (PreparedAudio): what the render listens to. */
   audioKey: z.string(),
+  /** The soundtrack, copied into the MP4 as it is; absent (a render planned before it existed): the analysis copy is encoded. */
+  deliveryAudioKey: z.string().optional(),
   watermark: z.boolean(),
   outputKey: z.string(),
   thumbnailKey: z.string(),

@@ -1,5 +1,5 @@
 import type { ObjectStore } from '@petsing/platform/storage';
-import { videoObjectPrefix, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
+import { videoObjectPrefix, type PrepareAudioInput, type PreparedAudio, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
@@ -89,24 +89,24 @@ export class VideoRenderService {
     return this.plan(video, false);
   }
 
-  async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal): Promise<{ audioKey: string; durationSeconds: number }> {
+  /** The analysis copy at `targetKey` and the soundtrack at `deliveryKey` (absent: a workflow started before soundtracks asks for none). */
+  async prepareAudio({ sourceAudioKey, targetKey, deliveryKey }: PrepareAudioInput, signal?: AbortSignal): Promise<PreparedAudio> {
     const started = performance.now();
-    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, targetKey, signal);
+    const { durationSeconds } = await this.audio.prepare(sourceAudioKey, { analysisKey: targetKey, ...(deliveryKey ? { deliveryKey } : {}) }, signal);
     this.metrics.audioPrepared((performance.now() - started) / 1000);
-    return { audioKey: targetKey, durationSeconds };
+    return { audioKey: targetKey, durationSeconds, ...(deliveryKey ? { deliveryAudioKey: deliveryKey } : {}) };
   }
 
   async beginTemplatePreview(templateId: number): Promise<TemplatePreviewPlan> {
     const template = await this.templates.findById(templateId);
     if (!template) throw new PermanentRenderFailure('template_not_found', `Template ${templateId} does not exist.`);
-    if (!template.prepared_audio_key || !template.prepared_audio_ms) {
-      throw new PermanentRenderFailure('template_not_seeded', `Template ${templateId} has no prepared song yet.`);
-    }
+    const preparedAudio = preparedSongOf(template);
+    if (!preparedAudio) throw new PermanentRenderFailure('template_not_seeded', `Template ${templateId} has no prepared song yet.`);
     const keys = templateObjectKeys(templateId);
     return {
       imageKey: SAMPLE_PET_KEY,
       face: SAMPLE_PET_FACE,
-      preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 },
+      preparedAudio,
       outputKey: keys.previewVideo,
       thumbnailKey: keys.previewThumbnail,
       ...mouthTrackOf(template),
@@ -167,13 +167,12 @@ export class VideoRenderService {
     if (video.audio_key) return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect };
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
+    const preparedAudio = preparedSongOf(template);
     return {
       videoId: video.id,
       imageKey,
       sourceAudioKey: template.audio_key,
-      ...(template.prepared_audio_key && template.prepared_audio_ms
-        ? { preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 } }
-        : {}),
+      ...(preparedAudio ? { preparedAudio } : {}),
       watermark,
       ...face,
       aspect,
@@ -193,6 +192,17 @@ export class VideoRenderService {
       throw error;
     }
   }
+}
+
+/**
+ * A template's song as seeding prepared it: the analysis copy (of its voice alone) and, when prepared with the current
+ * assets version, its stereo soundtrack; undefined before seeding prepared it.
+ */
+function preparedSongOf(template: Template): PreparedAudio | undefined {
+  if (!template.prepared_audio_key || !template.prepared_audio_ms) return undefined;
+  const keys = templateObjectKeys(template.id);
+  const current = template.prepared_audio_key === keys.preparedAudio;
+  return { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000, ...(current ? { deliveryAudioKey: keys.deliveryAudio } : {}) };
 }
 
 /** A template's mouth keyframes, when its song is the one they were written for (the current assets version). */
