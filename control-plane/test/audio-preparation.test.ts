@@ -8,7 +8,7 @@ import { LocalObjectStore } from '@petsing/platform/storage';
 import { DELIVERY_LOUDNESS } from '@petsing/workflows/media';
 import { AudioPreparer } from '../src/media/audio-preparer.ts';
 import { encodeWav } from '../src/templates/melody-synth.ts';
-import { audioStreamsOf, channelLevels, loudnessOf, stereoWidthDb, writeMonoSource, writeStereoSource } from '../../test/support/soundtrack.ts';
+import { audioStreamsOf, channelLevels, delayMs, loudnessOf, stereoWidthDb, writeMonoSource, writeStereoSource } from '../../test/support/soundtrack.ts';
 
 /**
  * Issue 35: the video's soundtrack is made at the source's quality and a measured loudness. Every clip length a video
@@ -94,6 +94,12 @@ describe('audio preparation: the analysis copy and the soundtrack', () => {
     for (const channel of [0, 1]) {
       expect(Math.abs(deliveryBand[channel]! - [left!, right!][channel]! - (sourceBand[channel]! - [sourceLeft!, sourceRight!][channel]!))).toBeLessThan(2);
     }
+  });
+
+  it.each(CASES.filter(({ seconds }) => seconds === 10))('$kind source, $seconds s: both copies play in time with the source (the mouth follows one, the ear hears the other)', async ({ kind, seconds }) => {
+    const { source, analysis, delivery } = files(name(kind, seconds));
+    expect(await delayMs(source, delivery)).toBe(0);
+    expect(Math.abs(await delayMs(source, analysis))).toBeLessThanOrEqual(0.1);
   });
 
   it.each(CASES)('$kind source, $seconds s: the analysis copy stays mono 16 kHz, at a measured −16 LUFS', async ({ kind, seconds }) => {

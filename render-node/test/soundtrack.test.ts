@@ -22,34 +22,29 @@ async function audioPacketsMd5(path: string): Promise<string> {
 
 describe('the soundtrack of a render', () => {
   let dir: string;
-  let imagePath: string;
-  let analysisPath: string;
-  let soundtrackPath: string;
+  /** A file of this test's folder. */
+  const at = (name: string) => join(dir, name);
 
   beforeAll(async () => {
     dir = await tempDir('soundtrack');
-    imagePath = join(dir, 'pet.png');
-    analysisPath = join(dir, 'analysis.wav');
-    soundtrackPath = join(dir, 'soundtrack.m4a');
-    const source = join(dir, 'source.wav');
-    await writeFile(imagePath, await renderSamplePet(512));
-    await writeStereoSource(source, SECONDS, -14);
+    await writeFile(at('pet.png'), await renderSamplePet(512));
+    await writeStereoSource(at('source.wav'), SECONDS, -14);
     // As audio preparation makes them: the mono 16 kHz analysis copy and the stereo AAC soundtrack.
-    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', source, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_f32le', analysisPath]);
-    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', source, '-ac', '2', ...DELIVERY_AUDIO_ENCODING, '-f', 'mp4', soundtrackPath]);
+    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', at('source.wav'), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_f32le', at('analysis.wav')]);
+    await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', at('source.wav'), '-ac', '2', ...DELIVERY_AUDIO_ENCODING, '-f', 'mp4', at('soundtrack.m4a')]);
   });
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const render = (name: string, soundtrack?: string) => {
-    const outputPath = join(dir, `${name}.mp4`);
+    const outputPath = at(`${name}.mp4`);
     return renderVideo({
-      imagePath,
-      audioPath: analysisPath,
+      imagePath: at('pet.png'),
+      audioPath: at('analysis.wav'),
       ...(soundtrack ? { soundtrackPath: soundtrack } : {}),
       outputPath,
-      thumbnailPath: join(dir, `${name}.jpg`),
+      thumbnailPath: at(`${name}.jpg`),
       watermark: false,
       width: WIDTH,
       faceHints: SAMPLE_PET_FACE,
@@ -59,11 +54,11 @@ describe('the soundtrack of a render', () => {
   };
 
   it('copies the prepared soundtrack into the MP4: stereo, 48 kHz, 192 kb/s, the same AAC bytes, as long as the video', async () => {
-    const { result, outputPath } = await render('with-soundtrack', soundtrackPath);
+    const { result, outputPath } = await render('with-soundtrack', at('soundtrack.m4a'));
     const [stream] = await audioStreamsOf(outputPath);
     expect(stream).toMatchObject({ codec: 'aac', sampleRate: 48_000, channels: 2 });
     expect(stream!.bitRate).toBeGreaterThanOrEqual(160_000);
-    expect(await audioPacketsMd5(outputPath)).toBe(await audioPacketsMd5(soundtrackPath));
+    expect(await audioPacketsMd5(outputPath)).toBe(await audioPacketsMd5(at('soundtrack.m4a')));
     expect(Math.abs(stream!.seconds - result.durationSeconds)).toBeLessThan(0.03);
   });
 

@@ -65,6 +65,28 @@ export async function stereoWidthDb(path: string): Promise<number> {
   return 10 * Math.log10(side / middle);
 }
 
+/** Mono 48 kHz float samples of a file's first audio stream (its channels averaged). */
+async function monoSamples(path: string): Promise<Float32Array> {
+  const { stdout } = await run('ffmpeg', ['-nostdin', '-v', 'error', '-i', path, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', '-acodec', 'pcm_f32le', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 28 });
+  const samples = new Float32Array(stdout.length / 4);
+  for (let i = 0; i < samples.length; i++) samples[i] = stdout.readFloatLE(i * 4);
+  return samples;
+}
+
+/** How late `other` plays `reference`'s sound, in ms (the lag of their strongest correlation within ±50 ms, over 1-2 s). */
+export async function delayMs(reference: string, other: string): Promise<number> {
+  const [a, b] = await Promise.all([monoSamples(reference), monoSamples(other)]);
+  const maxLag = 2400;
+  let best = -Infinity;
+  let bestLag = 0;
+  for (let lag = -maxLag; lag <= maxLag; lag++) {
+    let sum = 0;
+    for (let i = 48_000; i < 2 * 48_000; i += 4) sum += a[i]! * (b[i + lag] ?? 0);
+    if (sum > best) [best, bestLag] = [sum, lag];
+  }
+  return bestLag / 48;
+}
+
 /**
  * A stereo song-like source (44.1 kHz 16-bit WAV): a tone moving in loudness on each side (440 Hz left, 660 Hz right),
  * a drum hit in the middle twice a second, pink noise on the left and brighter white noise on the right (content up to
