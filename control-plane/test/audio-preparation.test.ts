@@ -8,7 +8,7 @@ import { LocalObjectStore } from '@petsing/platform/storage';
 import { DELIVERY_LOUDNESS } from '@petsing/workflows/media';
 import { AudioPreparer } from '../src/media/audio-preparer.ts';
 import { encodeWav } from '../src/templates/melody-synth.ts';
-import { audioStreamsOf, channelLevels, delayMs, loudnessOf, stereoWidthDb, writeMonoSource, writeStereoSource } from '../../test/support/soundtrack.ts';
+import { audioStreamsOf, channelLevels, delayMs, loudnessOf, stereoWidthDb, writeMonoSource, writeNoiseBursts, writeStereoSource } from '../../test/support/soundtrack.ts';
 
 /**
  * Issue 35: the video's soundtrack is made at the source's quality and a measured loudness. Every clip length a video
@@ -108,6 +108,16 @@ describe('audio preparation: the analysis copy and the soundtrack', () => {
     expect(stream).toMatchObject({ sampleRate: 16_000, channels: 1 });
     const { integratedLufs } = await loudnessOf(analysis);
     expect(Math.abs(integratedLufs - ANALYSIS_LUFS), `${integratedLufs} LUFS`).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+  });
+
+  it('writes again a soundtrack whose AAC went over −1 dBTP (hard-switched noise bursts), until it is under', async () => {
+    const id = 'bursts';
+    await writeNoiseBursts(files(id).source, 3, -20);
+    await prepare(new AudioPreparer(objects, 1), id);
+    const { integratedLufs, truePeakDbtp } = await loudnessOf(files(id).delivery);
+    expect(truePeakDbtp).toBeLessThanOrEqual(DELIVERY_LOUDNESS.truePeakDbtp);
+    // The limiter's lower ceiling costs loudness on such a sound, not more than a few LU.
+    expect(integratedLufs).toBeGreaterThan(DELIVERY_LOUDNESS.integratedLufs - 5);
   });
 
   it('prepares silence as silence: no gain from nothing, no error', async () => {

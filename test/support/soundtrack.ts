@@ -109,6 +109,18 @@ export async function writeMonoSource(path: string, seconds: number, lufs: numbe
   await writeAtLoudness(raw, path, lufs);
 }
 
+/**
+ * Stereo white noise switched on and off hard (20 ms bursts four times a second over a bed 26 dB lower), at `lufs`:
+ * the sound a lossy coder overshoots most (AAC lifts its true peak by about 5 dB).
+ */
+export async function writeNoiseBursts(path: string, seconds: number, lufs: number): Promise<void> {
+  const raw = `${path}.raw.wav`;
+  const noise = (seed: number) => ['-f', 'lavfi', '-i', `anoisesrc=c=white:a=0.3:r=44100:d=${seconds}:seed=${seed}`];
+  await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...noise(5), ...noise(9), '-filter_complex',
+    "[0][1]amerge=inputs=2,aformat=sample_fmts=flt:channel_layouts=stereo,volume='if(lt(mod(t,0.25),0.02),1,0.05)':eval=frame", '-c:a', 'pcm_f32le', raw]);
+  await writeAtLoudness(raw, path, lufs);
+}
+
 /** Copies `raw` to `path` as 16-bit WAV, with the gain that puts it at `lufs` (what does not fit in 16 bits clips). */
 async function writeAtLoudness(raw: string, path: string, lufs: number): Promise<void> {
   const { integratedLufs } = await loudnessOf(raw);

@@ -6,7 +6,8 @@ import { MediaToolError, runFfmpegForLog } from './ffmpeg.ts';
  * Writes an audio's prepared copies at a measured loudness (docs/decisions.md, "Delivery audio"). A first ffmpeg run
  * measures the source as each copy will hear it (EBU R128 integrated loudness and peak, ffmpeg's ebur128 filter); a
  * second writes each copy with the gain that brings it to its target, and a limiter only where that gain would lift a
- * peak over the copy's ceiling; the delivery copy, once encoded, is measured again and written once more if it missed.
+ * peak over the copy's ceiling; the delivery copy, once encoded, is measured again and written again (at most twice) if
+ * it missed.
  *
  * Not ffmpeg's loudnorm: on an input under 3 s (ffmpeg 5.1) it switches to a "linear" mode whose gain, when the full
  * gain would push the peak over its limit, is the limit minus the peak as amplitudes rather than their ratio: a 2.9 s
@@ -67,6 +68,8 @@ const SILENT_LUFS = -70;
 const MAX_GAIN_DB = 30;
 /** How far the delivery copy may land from its target before it is written again. */
 const TOLERANCE_LU = 0.5;
+/** How far under the limit a delivery copy whose encoded true peak went over it is put. */
+const PEAK_MARGIN_DB = 0.5;
 /** Writes of the delivery copy at most (the first and its corrections). */
 const MAX_DELIVERY_WRITES = 3;
 /** True peaks are limited at this multiple of the copy's rate, where the peaks between samples show. */
@@ -118,7 +121,7 @@ export async function writeAudioCopies(source: string, paths: AudioCopies, signa
   const delivery = paths.delivery;
   let level = levels.at(-1)!;
   for (report.deliveryWrites = 1; report.deliveryWrites < MAX_DELIVERY_WRITES; report.deliveryWrites++) {
-    const corrected = correction(level, await timed('checkMs', () => measureFile(delivery, true, signal)));
+    const corrected = correction(level, await timed('checkMs', () => measureFile(delivery, true, signal)), report.deliveryWrites + 1 === MAX_DELIVERY_WRITES);
     if (!corrected) break;
     level = corrected;
     await timed('writeMs', () => writeCopies(source, [{ copy: DELIVERY, path: delivery, level }], signal));
@@ -194,17 +197,22 @@ function levelFilters(copy: Copy, level: Level): string[] {
 }
 
 /**
- * The delivery copy's next level when its encoded file missed: a true peak over the limit lowers the ceiling by the
- * overshoot and as much again; a loudness off by more than TOLERANCE_LU moves the gain by the difference. Undefined: it landed.
+ * The delivery copy's next level when its encoded file missed; undefined: it landed. A true peak over the limit
+ * scales the whole copy down (gain and limiter ceiling alike, so the limiter acts as before) by the overshoot and
+ * PEAK_MARGIN_DB: the encoder's overshoot scales with it. Otherwise a loudness off by more than TOLERANCE_LU moves the
+ * gain by the difference (at most to MAX_GAIN_DB), unless this is the `last` write, which nothing measures after it:
+ * a raise could lift a peak over the limit unseen.
  */
-function correction(level: Level, encoded: Loudness): Level | undefined {
+function correction(level: Level, encoded: Loudness, last: boolean): Level | undefined {
   if (encoded.integratedLufs === null) return undefined;
   const overshoot = encoded.peakDb - DELIVERY_LOUDNESS.truePeakDbtp;
+  if (overshoot > 0) {
+    const down = overshoot + PEAK_MARGIN_DB;
+    return { ...level, gainDb: level.gainDb - down, ceilingDb: level.ceilingDb - down };
+  }
   const short = DELIVERY.targetLufs - encoded.integratedLufs;
-  const raise = Math.abs(short) > TOLERANCE_LU && level.gainDb < MAX_GAIN_DB ? Math.min(short, MAX_GAIN_DB - level.gainDb) : 0;
-  if (overshoot <= 0 && raise === 0) return undefined;
-  const ceilingDb = overshoot > 0 ? level.ceilingDb - 2 * overshoot : level.ceilingDb;
-  const gainDb = level.gainDb + raise;
+  const raise = Math.abs(short) > TOLERANCE_LU && !last ? Math.min(short, MAX_GAIN_DB - level.gainDb) : 0;
+  if (raise === 0) return undefined;
   // A limiter once needed stays; otherwise the file's peak, raised with the gain, says whether one is needed now.
-  return { gainDb, ceilingDb, limit: level.limit || encoded.peakDb + raise > ceilingDb };
+  return { gainDb: level.gainDb + raise, ceilingDb: level.ceilingDb, limit: level.limit || encoded.peakDb + raise > level.ceilingDb };
 }
