@@ -69,7 +69,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   const objectKeys = async (videoId: string) => {
     const prefix = videoObjectPrefix(videoId);
     const keys: string[] = [];
-    for (const name of ['audio-prepared.wav', 'image.png']) if (await service.context.objectStore.exists(`${prefix}${name}`)) keys.push(name);
+    for (const name of ['audio-prepared.wav', 'audio-delivery.m4a', 'image.png']) if (await service.context.objectStore.exists(`${prefix}${name}`)) keys.push(name);
     const row = await videoRow(videoId);
     if (row?.output_key && (await service.context.objectStore.exists(row.output_key))) keys.push(row.output_key);
     return keys;

@@ -13,6 +13,12 @@ import { captureLines } from '../../test/support/log-capture.ts';
 import { json } from '../../test/support/http.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
+/**
+ * Each test builds every song: synthesized in stereo, its soundtrack encoded and measured (issue 35), about 20 s on
+ * two loaded cores; more while other test files share them.
+ */
+const SEEDING_TIMEOUT_MS = 180_000;
+
 // An API's first start serves while the template songs build (issue 26): what a client sees meanwhile.
 describe('template songs built in the background', () => {
   let service: TestService;
@@ -40,7 +46,7 @@ describe('template songs built in the background', () => {
     expect(audio.status).toBe(200);
     await seeding;
     expect(await templateRows()).toHaveLength(templateCatalog.length);
-  });
+  }, SEEDING_TIMEOUT_MS);
 
   it('logs a seeding that failed, fails template requests meanwhile, and builds again at the next request', async () => {
     // An object store whose folder is taken by a file: every write fails until the file goes.
@@ -58,5 +64,5 @@ describe('template songs built in the background', () => {
     const listed = await templates.list();
     expect(listed.map((template) => String(template.id))).toEqual(templateCatalog.map((definition) => definition.id));
     expect(await objects.exists(templateObjectKeys(listed[0]!.id).preparedAudio)).toBe(true);
-  });
+  }, SEEDING_TIMEOUT_MS);
 });

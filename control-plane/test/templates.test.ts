@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PitchName, TemplateDefinition } from '../src/templates/template-catalog.ts';
 import { templateCatalog } from '../src/templates/template-catalog.ts';
 import type { TimedNote } from '../src/templates/melody-synth.ts';
-import { encodeWav, melodyTimeline, mouthKeyframes, noteFrequency, sungNotes, synthesizeMelody, synthesizeVoice, templateDurationSeconds } from '../src/templates/melody-synth.ts';
+import { encodeWav, melodyTimeline, mouthKeyframes, noteFrequency, sungNotes, synthesizeSong, synthesizeVoice, templateDurationSeconds, type Song } from '../src/templates/melody-synth.ts';
 import { parseSyllable, syllablesOf, VOWEL_POSE } from '../src/templates/lyrics.ts';
 import { MouthTrack } from '@petsing/workflows';
 import type { TemplateAssets } from '../src/templates/template-assets.ts';
@@ -58,14 +58,30 @@ function heldNotes(def: TemplateDefinition): (TimedNote & { pitch: PitchName })[
   return melodyTimeline(def).filter((note): note is TimedNote & { pitch: PitchName } => note.pitch !== 'rest' && note.durationSeconds >= 0.4);
 }
 
-const synthesized = new Map<string, Float32Array>();
-function pcmOf(def: TemplateDefinition): Float32Array {
-  let pcm = synthesized.get(def.id);
-  if (!pcm) {
-    pcm = synthesizeMelody(def, { sampleRate });
-    synthesized.set(def.id, pcm);
+const synthesized = new Map<string, { song: Song; mono: Float32Array }>();
+function synthesizedOf(def: TemplateDefinition): { song: Song; mono: Float32Array } {
+  let found = synthesized.get(def.id);
+  if (!found) {
+    const song = synthesizeSong(def, { sampleRate });
+    const [left, right] = song.mix;
+    found = { song, mono: left.map((sample, n) => (sample + right[n]!) / 2) };
+    synthesized.set(def.id, found);
   }
-  return pcm;
+  return found;
+}
+/** The song folded to mono (the mean of its channels). */
+const pcmOf = (def: TemplateDefinition) => synthesizedOf(def).mono;
+
+function correlation(a: Float32Array, b: Float32Array): number {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let n = 0; n < a.length; n++) {
+    ab += a[n]! * b[n]!;
+    aa += a[n]! * a[n]!;
+    bb += b[n]! * b[n]!;
+  }
+  return ab / Math.sqrt(aa * bb);
 }
 
 describe('template catalog', () => {
@@ -96,10 +112,23 @@ describe('melody synthesis', () => {
   });
 
   it.each(templateCatalog.map((def) => [def.name, def] as const))('%s is deterministic and stays within full scale', (_, def) => {
-    const first = pcmOf(def);
-    const second = synthesizeMelody(def, { sampleRate });
-    expect(sha256(encodeWav(second, sampleRate))).toBe(sha256(encodeWav(first, sampleRate)));
-    expect(first.every((sample) => Number.isFinite(sample) && Math.abs(sample) <= 1)).toBe(true);
+    const first = synthesizedOf(def).song;
+    const second = synthesizeSong(def, { sampleRate });
+    expect(sha256(encodeWav(second.mix, sampleRate))).toBe(sha256(encodeWav(first.mix, sampleRate)));
+    expect(sha256(encodeWav(second.voice, sampleRate))).toBe(sha256(encodeWav(first.voice, sampleRate)));
+    for (const samples of [...first.mix, first.voice]) expect(samples.every((sample) => Number.isFinite(sample) && Math.abs(sample) <= 1)).toBe(true);
+  });
+
+  it.each(templateCatalog.map((def) => [def.name, def] as const))('%s is mixed in stereo: the voice in the middle, the chords spread across', (_, def) => {
+    const { song, mono } = synthesizedOf(def);
+    const [left, right] = song.mix;
+    const side = left.map((sample, n) => (sample - right[n]!) / 2);
+    // The chords give the two channels a difference of their own (a mono mix has none).
+    expect(rms(side)).toBeGreaterThan(0.02 * rms(mono));
+    // The voice stem is the voice in the mix, at its level there: it is most of the mix, and none of the rest.
+    expect(correlation(mono, song.voice)).toBeGreaterThan(0.7);
+    const band = mono.map((sample, n) => sample - song.voice[n]!);
+    expect(Math.abs(correlation(band, song.voice))).toBeLessThan(0.1);
   });
 
   it.each(templateCatalog.map((def) => [def.name, def] as const))('%s is near-silent during rests', (_, def) => {
@@ -200,6 +229,12 @@ describe('melody synthesis', () => {
     expect(syllablesOf('Twin-kle twin-kle, lit-tle star!').map((syllable) => syllable.text)).toEqual(['Twin', 'kle', 'twin', 'kle,', 'lit', 'tle', 'star!']);
   });
 
+  it('encodes 16-bit stereo PCM WAV with the channels interleaved', () => {
+    const wav = encodeWav([new Float32Array([0.5, 0]), new Float32Array([-0.5, 1])], 48000);
+    expect([wav.readUInt16LE(22), wav.readUInt32LE(28), wav.readUInt16LE(32), wav.readUInt32LE(40)]).toEqual([2, 48000 * 4, 4, 8]);
+    expect(Array.from({ length: 4 }, (_, index) => wav.readInt16LE(44 + index * 2))).toEqual([16384, -16383, 0, 32767]);
+  });
+
   it('encodes 16-bit mono PCM WAV, rounding and clipping to full scale', () => {
     const wav = encodeWav(new Float32Array([0, 0.25, -0.25, 1, -1, 1.5, -1.5]), 22050);
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
@@ -246,7 +281,7 @@ describe('template assets', () => {
     const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,channels:format=format_name,duration', '-of', 'json', file]);
     const probe = JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string; channels: number }[]; format: { format_name: string; duration: string } };
     expect(probe.format.format_name).toBe('mp3');
-    expect(probe.streams).toEqual([{ codec_type: 'audio', codec_name: 'mp3', channels: 1 }]);
+    expect(probe.streams).toEqual([{ codec_type: 'audio', codec_name: 'mp3', channels: 2 }]);
     expect(Math.abs(Number(probe.format.duration) - asset.durationSeconds)).toBeLessThanOrEqual(0.3);
   });
 

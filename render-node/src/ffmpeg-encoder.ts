@@ -1,11 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { DELIVERY_AUDIO_ENCODING } from '@petsing/workflows/media';
 import { RenderError } from './errors.ts';
 
 export interface EncoderOptions {
   width: number;
   height: number;
   fps: number;
+  /** The audio the render listened to: encoded as the soundtrack (AAC 192 kb/s, 48 kHz) when there is no `soundtrackPath`. */
   audioPath: string;
+  /** The prepared soundtrack (AAC in M4A, at its loudness already): copied into the MP4 as it is. */
+  soundtrackPath?: string;
   outputPath: string;
   /** x264 preset; veryfast keeps a 2-core node faster than real time at 512². */
   preset?: string;
@@ -29,7 +33,7 @@ export function encoderArgs(options: EncoderOptions, videoInput: string = 'pipe:
     '-i',
     videoInput,
     '-i',
-    options.audioPath,
+    options.soundtrackPath ?? options.audioPath,
     '-map',
     '0:v:0',
     '-map',
@@ -47,10 +51,8 @@ export function encoderArgs(options: EncoderOptions, videoInput: string = 'pipe:
     'grain',
     '-pix_fmt',
     'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '128k',
+    // One lossy encode of the sound in all: the prepared soundtrack is AAC already.
+    ...(options.soundtrackPath ? ['-c:a', 'copy'] : DELIVERY_AUDIO_ENCODING),
     '-movflags',
     '+faststart',
     options.outputPath,

@@ -29,7 +29,10 @@ export interface RenderVideoOptions {
   /** A learned lip-sync model (the Wav2Lip contract, RENDER_MODEL_PATH); absent: the face rig animates the photo itself. */
   model?: LipSyncModel;
   imagePath: string;
+  /** The audio the mouth follows (the analysis copy); also the soundtrack where there is no `soundtrackPath`. */
   audioPath: string;
+  /** The video's prepared soundtrack (AAC in M4A), copied into the MP4 as it is. */
+  soundtrackPath?: string;
   outputPath: string;
   thumbnailPath: string;
   watermark: boolean;
@@ -369,7 +372,15 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   const frames = Math.ceil(audio.durationSeconds * fps - 1e-9);
   const timings: StageTimings = { ...job.timings, features: 0, inference: 0, composite: 0, encode: 0, total: 0 };
   // ffmpeg starts (a process and x264's set-up) while the audio is analysed and the rig is built.
-  const encoder = new FfmpegEncoder({ width: frame.width, height: frame.height, fps, audioPath: options.audioPath, outputPath: options.outputPath, preset: options.preset });
+  const encoder = new FfmpegEncoder({
+    width: frame.width,
+    height: frame.height,
+    fps,
+    audioPath: options.audioPath,
+    ...(options.soundtrackPath ? { soundtrackPath: options.soundtrackPath } : {}),
+    outputPath: options.outputPath,
+    preset: options.preset,
+  });
   const rawFrames: WriteStream | undefined = options.rawFramesPath ? createWriteStream(options.rawFramesPath) : undefined;
   let thumbnail: Promise<unknown> | undefined;
   let lastPercent = -1;

@@ -72,6 +72,7 @@ export const PROGRESS_QUERY = 'progress';
 /** Object keys a video owns; deleting a video deletes its prefix. */
 export const videoObjectPrefix = (id: string) => `videos/${id}/`;
 export const preparedAudioKey = (id: string) => `videos/${id}/audio-prepared.wav`;
+export const deliveryAudioKey = (id: string) => `videos/${id}/audio-delivery.m4a`;
 /** Each render writes new keys, so a re-render replaces the output only once it has succeeded. */
 export const renderOutputKeys = (id: string, renderId: string) => ({
   output: `videos/${id}/video-${renderId}.mp4`,

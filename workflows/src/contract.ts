@@ -137,6 +137,7 @@ export const RenderedFace = z.object({ source: FaceSource, model: FaceModelVersi
 export type RenderedFace = z.infer<typeof RenderedFace>;
 
 /**
+/**
  * A soundtrack's stems (control-plane/src/media/separator/vocal-stems.ts): mono 16 kHz WAV object keys at the source's
  * level. `accompanimentKey` is null for a voice alone (text-to-speech, `origin: clean`, whose vocal stem is the
  * prepared audio itself); `origin` says whether this preparation separated, reused stored stems, or had a clean voice.
@@ -148,8 +149,17 @@ export const AudioStems = z.object({
 });
 export type AudioStems = z.infer<typeof AudioStems>;
 
-/** The model's audio; `stems` when the audio was separated (absent for template songs and preparations from before). */
-export const PreparedAudio = z.object({ audioKey: z.string(), durationSeconds: z.number().positive(), stems: AudioStems.optional() });
+/**
+ * A prepared audio: `audioKey`, the analysis copy the render listens to (mono 16 kHz WAV); `deliveryAudioKey`, the
+ * video's soundtrack (stereo 48 kHz AAC in M4A, −14 LUFS), absent from audio prepared before it existed; `stems` when
+ * the audio was separated (absent for template songs and preparations from before).
+ */
+export const PreparedAudio = z.object({
+  audioKey: z.string(),
+  durationSeconds: z.number().positive(),
+  deliveryAudioKey: z.string().optional(),
+  stems: AudioStems.optional(),
+});
 export type PreparedAudio = z.infer<typeof PreparedAudio>;
 
 /** What the control plane hands the pipeline after vetting the video's inputs. */
@@ -173,8 +183,16 @@ export const RenderPlan = z.object({
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
-/** `cleanVoice`: the audio is a voice alone (RenderPlan.cleanVoice); absent, it is separated into vocals and the rest. */
-export const PrepareAudioInput = z.object({ sourceAudioKey: z.string(), targetKey: z.string(), cleanVoice: z.boolean().optional() });
+/**
+ * `targetKey`: where the analysis copy goes; `deliveryKey`: the soundtrack's (absent from workflows started before it);
+ * `cleanVoice`: the audio is a voice alone (RenderPlan.cleanVoice); absent, it is separated into vocals and the rest.
+ */
+export const PrepareAudioInput = z.object({
+  sourceAudioKey: z.string(),
+  targetKey: z.string(),
+  deliveryKey: z.string().optional(),
+  cleanVoice: z.boolean().optional(),
+});
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
 /**
@@ -199,7 +217,10 @@ export const RenderLipSyncInput = z.object({
   /** The workflow to signal progress to. */
   workflowId: z.string(),
   imageKey: z.string(),
+  /** The analysis copy of the audio (PreparedAudio): what the render listens to. */
   audioKey: z.string(),
+  /** The soundtrack, copied into the MP4 as it is; absent (a render planned before it existed): the analysis copy is encoded. */
+  deliveryAudioKey: z.string().optional(),
   watermark: z.boolean(),
   outputKey: z.string(),
   thumbnailKey: z.string(),

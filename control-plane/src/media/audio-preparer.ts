@@ -5,12 +5,16 @@ import { pipeline } from 'node:stream/promises';
 import { withScratchDirectory } from '@petsing/platform/tools';
 import { SCRATCH_FOLDERS } from './scratch-folders.ts';
 import type { ObjectStore } from '@petsing/platform/storage';
-import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
-import { MediaToolError, probeMedia, runMediaTool } from './ffmpeg.ts';
+import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
+import { MediaToolError, probeMedia } from './ffmpeg.ts';
+import { writeAudioCopies } from './loudness.ts';
 import type { PreparedStems, VocalStems } from './separator/vocal-stems.ts';
 
-/** The model's audio: mono, 16 kHz (the mel recipe's rate), loudness-normalized, at most 30 s. */
-const PREPARED_SAMPLE_RATE = 16_000;
+/**
+ * Where a preparation stores its copies (at least one): `analysisKey`, the audio the render node listens to (mono
+ * 16 kHz WAV); `deliveryKey`, the video's soundtrack (stereo 48 kHz AAC in M4A). Both at a measured loudness, at most 30 s.
+ */
+export type AudioTargets = { analysisKey: string; deliveryKey?: string } | { analysisKey?: string; deliveryKey: string };
 
 /** Audio a render cannot use. `message` is ours, for the video's owner; `detail` is what ffmpeg said, for the log only. */
 export class AudioRejected extends Error {
@@ -52,13 +56,13 @@ export class AudioPreparer {
     private readonly vocalStems?: VocalStems,
   ) {}
 
-  /** Reads the source from the object store, writes the prepared WAV to `targetKey`; returns its length and its stems. */
-  async prepare(sourceKey: string, targetKey: string, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudioFiles> {
+  /** Reads the source from the object store, writes the prepared copies to `targets`; returns their length and the stems. */
+  async prepare(sourceKey: string, targets: AudioTargets, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudioFiles> {
     // A finishing preparation hands its slot straight to the next waiter, so the limit is never exceeded.
     if (this.running < this.concurrency) this.running++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
-      return await this.prepareNow(sourceKey, targetKey, signal, stems);
+      return await this.prepareNow(sourceKey, targets, signal, stems);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -66,10 +70,11 @@ export class AudioPreparer {
     }
   }
 
-  private async prepareNow(sourceKey: string, targetKey: string, signal: AbortSignal | undefined, stems: StemPolicy): Promise<PreparedAudioFiles> {
+  private async prepareNow(sourceKey: string, targets: AudioTargets, signal: AbortSignal | undefined, stems: StemPolicy): Promise<PreparedAudioFiles> {
     return withScratchDirectory(SCRATCH_FOLDERS.audio, async (directory) => {
       const source = join(directory, 'source');
       const prepared = join(directory, 'prepared.wav');
+      const delivery = join(directory, 'delivery.m4a');
       const object = await this.objects.get(sourceKey);
       await pipeline(object.body, createWriteStream(source));
 
@@ -78,23 +83,24 @@ export class AudioPreparer {
       });
       if (!probed.hasAudio) throw new AudioRejected('audio_no_stream', 'The file has no audio stream.');
 
-      await runMediaTool(
-        'ffmpeg',
-        ['-v', 'error', '-y', '-i', source, '-vn', '-t', String(MAX_AUDIO_SECONDS), '-af', 'loudnorm=I=-16:TP=-1.5:LRA=11',
-          '-ac', '1', '-ar', String(PREPARED_SAMPLE_RATE), '-c:a', 'pcm_s16le', prepared],
+      await writeAudioCopies(
+        source,
+        { ...(targets.analysisKey ? { analysis: prepared } : {}), ...(targets.deliveryKey ? { delivery } : {}) },
         signal,
       ).catch((error: unknown) => {
         if (error instanceof MediaToolError) throw new AudioRejected('audio_undecodable', 'The audio could not be decoded: it looks damaged or incomplete.', error.message);
         throw error;
       });
 
-      const { durationSeconds } = await probeMedia(prepared);
+      const { durationSeconds } = await probeMedia(targets.analysisKey ? prepared : delivery);
       if (!(durationSeconds >= MIN_AUDIO_SECONDS)) {
         throw new AudioRejected('audio_too_short', `The audio lasts ${durationSeconds.toFixed(2)} s; at least ${MIN_AUDIO_SECONDS} s are needed.`);
       }
-      await this.objects.put(targetKey, createReadStream(prepared), { contentType: 'audio/wav' });
+      if (targets.analysisKey) await this.objects.put(targets.analysisKey, createReadStream(prepared), { contentType: 'audio/wav' });
+      if (targets.deliveryKey) await this.objects.put(targets.deliveryKey, createReadStream(delivery), { contentType: 'audio/mp4' });
       if (!this.vocalStems || stems === 'none') return { durationSeconds };
-      if (stems === 'clean-voice') return { durationSeconds, stems: { vocalKey: targetKey, accompanimentKey: null, origin: 'clean' } };
+      // Text-to-speech is its own vocal stem: the analysis copy (a preparation that makes none has no stem to give).
+      if (stems === 'clean-voice') return targets.analysisKey ? { durationSeconds, stems: { vocalKey: targets.analysisKey, accompanimentKey: null, origin: 'clean' } } : { durationSeconds };
       return { durationSeconds, stems: await this.vocalStems.stemsOf(source, directory, signal) };
     });
   }

@@ -7,15 +7,24 @@ export class MediaToolError extends Error {
   }
 }
 
-/** Runs ffmpeg or ffprobe to completion; rejects with the tail of stderr so failures explain themselves. */
+/** Runs ffmpeg or ffprobe to completion and answers its stdout; rejects with the tail of stderr so failures explain themselves. */
 export async function runMediaTool(command: 'ffmpeg' | 'ffprobe', args: string[], signal?: AbortSignal): Promise<string> {
+  return (await runToCompletion(command, args, signal)).stdout.toString('utf8');
+}
+
+/** Runs ffmpeg to completion and answers the tail of what it logged (filters such as ebur128 report there). */
+export async function runFfmpegForLog(args: string[], signal?: AbortSignal): Promise<string> {
+  return (await runToCompletion('ffmpeg', args, signal)).stderr;
+}
+
+async function runToCompletion(command: 'ffmpeg' | 'ffprobe', args: string[], signal?: AbortSignal): Promise<ProcessResult> {
   let result: ProcessResult;
   try {
     result = await runProcess(command, args, signal ? { signal } : {});
   } catch (error) {
     throw new MediaToolError(`Could not run ${command}: ${(error as Error).message}`, '');
   }
-  if (result.code === 0) return result.stdout.toString('utf8');
+  if (result.code === 0) return result;
   throw new MediaToolError(
     `${command} exited with code ${result.code}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`,
     result.stderr,

@@ -122,7 +122,8 @@ export class TemplateService {
       (await this.objects.exists(keys.audio)) &&
       (await this.objects.exists(keys.previewImage)) &&
       (await this.objects.exists(keys.mouthTrack)) &&
-      (await this.objects.exists(keys.preparedAudio))
+      (await this.objects.exists(keys.preparedAudio)) &&
+      (await this.objects.exists(keys.deliveryAudio))
     ) {
       return false;
     }
@@ -130,6 +131,8 @@ export class TemplateService {
     await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
     await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
     await this.objects.put(keys.mouthTrack, assets.mouthTrack, { contentType: assets.mouthTrackContentType });
+    await this.objects.put(keys.mix, assets.mix, { contentType: assets.stemContentType });
+    await this.objects.put(keys.voice, assets.voice, { contentType: assets.stemContentType });
     await this.templates.upsert({
       id,
       name: definition.name,
@@ -138,9 +141,11 @@ export class TemplateService {
       audio_duration_ms: Math.round(assets.durationSeconds * 1000),
       preview_image_key: keys.previewImage,
     });
-    // Every video of this template renders the same song: prepare it for the model once, here.
-    // Its mouth follows the score's keyframes: no stems.
-    const prepared = await this.audio.prepare(keys.audio, keys.preparedAudio, undefined, 'none');
+    // Every video of this template renders the same song: prepare it once, here. The render listens to the voice alone
+    // (the mouth follows the voice, and the score's keyframes, not the band: no stems to separate); the video's
+    // soundtrack is the stereo mix.
+    const prepared = await this.audio.prepare(keys.voice, { analysisKey: keys.preparedAudio }, undefined, 'none');
+    await this.audio.prepare(keys.mix, { deliveryKey: keys.deliveryAudio }, undefined, 'none');
     await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
     return true;
   }

@@ -1,5 +1,5 @@
 import type { ObjectStore } from '@petsing/platform/storage';
-import { videoObjectPrefix, type PreparedAudio, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
+import { videoObjectPrefix, type PrepareAudioInput, type PreparedAudio, type RenderPlan, type RenderStage, type TemplatePreviewPlan } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { SAMPLE_PET_KEY, templateObjectKeys } from '../templates/template-objects.ts';
 import type { Template, Video } from '../db/schema.ts';
@@ -106,28 +106,36 @@ export class VideoRenderService {
     return this.plan(video, false);
   }
 
-  /** The model's audio and, unless `stems` is `none`, the vocal and accompaniment stems (PreparedAudio of the contract). */
-  async prepareAudio(sourceAudioKey: string, targetKey: string, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudio> {
+  /**
+   * The analysis copy at `targetKey`, the soundtrack at `deliveryKey` (absent: a workflow started before soundtracks
+   * asks for none) and the vocal and accompaniment stems (text-to-speech, `cleanVoice`, is its own vocal stem).
+   */
+  async prepareAudio({ sourceAudioKey, targetKey, deliveryKey, cleanVoice }: PrepareAudioInput, signal?: AbortSignal): Promise<PreparedAudio> {
     const started = performance.now();
-    const prepared = await this.audio.prepare(sourceAudioKey, targetKey, signal, stems).catch((error: unknown) => {
+    const stems: StemPolicy = cleanVoice ? 'clean-voice' : 'separate';
+    const prepared = await this.audio.prepare(sourceAudioKey, { analysisKey: targetKey, ...(deliveryKey ? { deliveryKey } : {}) }, signal, stems).catch((error: unknown) => {
       if (error instanceof AudioRejected && error.detail) this.logger.warn({ sourceAudioKey, code: error.code, detail: error.detail }, 'audio refused');
       throw error;
     });
     this.metrics.audioPrepared((performance.now() - started) / 1000);
-    return { audioKey: targetKey, durationSeconds: prepared.durationSeconds, ...(prepared.stems ? { stems: prepared.stems } : {}) };
+    return {
+      audioKey: targetKey,
+      durationSeconds: prepared.durationSeconds,
+      ...(deliveryKey ? { deliveryAudioKey: deliveryKey } : {}),
+      ...(prepared.stems ? { stems: prepared.stems } : {}),
+    };
   }
 
   async beginTemplatePreview(templateId: number): Promise<TemplatePreviewPlan> {
     const template = await this.templates.findById(templateId);
     if (!template) throw new PermanentRenderFailure('template_not_found', `Template ${templateId} does not exist.`);
-    if (!template.prepared_audio_key || !template.prepared_audio_ms) {
-      throw new PermanentRenderFailure('template_not_seeded', `Template ${templateId} has no prepared song yet.`);
-    }
+    const preparedAudio = preparedSongOf(template);
+    if (!preparedAudio) throw new PermanentRenderFailure('template_not_seeded', `Template ${templateId} has no prepared song yet.`);
     const keys = templateObjectKeys(templateId);
     return {
       imageKey: SAMPLE_PET_KEY,
       face: SAMPLE_PET_FACE,
-      preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 },
+      preparedAudio,
       outputKey: keys.previewVideo,
       thumbnailKey: keys.previewThumbnail,
       ...mouthTrackOf(template),
@@ -191,13 +199,12 @@ export class VideoRenderService {
     }
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');
+    const preparedAudio = preparedSongOf(template);
     return {
       videoId: video.id,
       imageKey,
       sourceAudioKey: template.audio_key,
-      ...(template.prepared_audio_key && template.prepared_audio_ms
-        ? { preparedAudio: { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000 } }
-        : {}),
+      ...(preparedAudio ? { preparedAudio } : {}),
       watermark,
       ...face,
       aspect,
@@ -217,6 +224,17 @@ export class VideoRenderService {
       throw error;
     }
   }
+}
+
+/**
+ * A template's song as seeding prepared it: the analysis copy (of its voice alone) and, when prepared with the current
+ * assets version, its stereo soundtrack; undefined before seeding prepared it.
+ */
+function preparedSongOf(template: Template): PreparedAudio | undefined {
+  if (!template.prepared_audio_key || !template.prepared_audio_ms) return undefined;
+  const keys = templateObjectKeys(template.id);
+  const current = template.prepared_audio_key === keys.preparedAudio;
+  return { audioKey: template.prepared_audio_key, durationSeconds: template.prepared_audio_ms / 1000, ...(current ? { deliveryAudioKey: keys.deliveryAudio } : {}) };
 }
 
 /** A template's mouth keyframes, when its song is the one they were written for (the current assets version). */

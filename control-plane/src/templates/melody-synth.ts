@@ -226,17 +226,35 @@ function singNote(out: Float32Array, startSample: number, lengthSamples: number,
   }
 }
 
-/** A soft, quickly decaying tone, like a muted piano or harp string. */
-function pluck(out: Float32Array, startSample: number, frequency: number, amplitude: number, decaySeconds: number, sampleRate: number): void {
-  const length = Math.min(out.length - startSample, Math.round(decaySeconds * 5 * sampleRate));
+/** Two channels of equal length: left, right. */
+type Stereo = readonly [left: Float32Array, right: Float32Array];
+
+/** How far the notes of a chord spread from the middle (−1 left … 1 right). */
+const CHORD_SPREAD = 0.8;
+
+/**
+ * Constant-power gains of a sound placed at `pan` (−1 left … 1 right), with a sound in the middle at full level in both
+ * channels, as in the mono mix.
+ */
+function panGains(pan: number): [number, number] {
+  const angle = ((pan + 1) * Math.PI) / 4;
+  return [Math.SQRT2 * Math.cos(angle), Math.SQRT2 * Math.sin(angle)];
+}
+
+/** A soft, quickly decaying tone, like a muted piano or harp string, placed at `pan`. */
+function pluck(out: Stereo, startSample: number, frequency: number, amplitude: number, decaySeconds: number, sampleRate: number, pan = 0): void {
+  const [left, right] = out;
+  const [leftGain, rightGain] = panGains(pan);
+  const length = Math.min(left.length - startSample, Math.round(decaySeconds * 5 * sampleRate));
   const step = (2 * Math.PI * frequency) / sampleRate;
   for (let n = 0; n < length; n += 1) {
     const t = n / sampleRate;
     const phase = step * n;
     const envelope = (1 - Math.exp(-t / 0.004)) * Math.exp(-t / decaySeconds);
-    const tone = Math.sin(phase) + 0.25 * Math.sin(2 * phase) + 0.08 * Math.sin(3 * phase);
+    const sample = amplitude * envelope * (Math.sin(phase) + 0.25 * Math.sin(2 * phase) + 0.08 * Math.sin(3 * phase));
     const index = startSample + n;
-    out[index] = out[index]! + amplitude * envelope * tone;
+    left[index] = left[index]! + leftGain * sample;
+    right[index] = right[index]! + rightGain * sample;
   }
 }
 
@@ -249,8 +267,8 @@ function chordAt(def: TemplateDefinition, beat: number): ChordSymbol {
   throw new Error(`Template ${def.id} has no chord at beat ${beat}`);
 }
 
-/** Oom-pah: even pulses of a bar play the bass (root on the downbeat, fifth after), odd pulses the chord. */
-function accompany(def: TemplateDefinition, out: Float32Array, rests: readonly TimedNote[], sampleRate: number): void {
+/** Oom-pah: even pulses of a bar play the bass in the middle (root on the downbeat, fifth after), odd pulses the chord, its notes spread low-left to high-right. */
+function accompany(def: TemplateDefinition, out: Stereo, rests: readonly TimedNote[], sampleRate: number): void {
   const beatSeconds = secondsPerBeat(def);
   const pulsesPerBar = Math.round(def.beatsPerBar / def.pulseBeats);
   const pulseCount = Math.round(totalBeats(def) / def.pulseBeats);
@@ -264,9 +282,10 @@ function accompany(def: TemplateDefinition, out: Float32Array, rests: readonly T
       const root = placeAbove(rootPitchClass, 36);
       pluck(out, startSample, frequencyOfMidi(pulseInBar === 0 ? root : root + 7), 0.16, 0.6, sampleRate);
     } else {
-      for (const interval of intervals) {
-        pluck(out, startSample, frequencyOfMidi(placeAbove(rootPitchClass + interval, 52)), 0.045, 0.35, sampleRate);
-      }
+      intervals.forEach((interval, index) => {
+        const pan = CHORD_SPREAD * ((2 * index) / (intervals.length - 1) - 1);
+        pluck(out, startSample, frequencyOfMidi(placeAbove(rootPitchClass + interval, 52)), 0.045, 0.35, sampleRate, pan);
+      });
     }
   }
 }
@@ -363,8 +382,17 @@ export function synthesizeVoice(def: TemplateDefinition, sampleRate: number): Fl
   return voice;
 }
 
-/** Mono PCM in [-1, 1]. Pure arithmetic with no randomness, so the output is identical on every run. */
-export function synthesizeMelody(def: TemplateDefinition, { sampleRate = 44100 }: SynthesisOptions = {}): Float32Array {
+/** A template's song: the stereo mix, and its voice alone at the level it has in the mix (mono). */
+export interface Song {
+  mix: Stereo;
+  voice: Float32Array;
+}
+
+/**
+ * The song in stereo, in [-1, 1]: the voice and bass in the middle, each chord spread across; and its voice alone,
+ * which the pet's mouth follows. Pure arithmetic with no randomness, so the output is identical on every run.
+ */
+export function synthesizeSong(def: TemplateDefinition, { sampleRate = 44100 }: SynthesisOptions = {}): Song {
   const chordBeats = def.chords.reduce((sum, [, beats]) => sum + beats, 0);
   if (chordBeats !== totalBeats(def)) {
     throw new Error(`Template ${def.id}: chords cover ${chordBeats} beats but the melody has ${totalBeats(def)}`);
@@ -374,26 +402,31 @@ export function synthesizeMelody(def: TemplateDefinition, { sampleRate = 44100 }
   const rests = timeline.filter((note) => note.pitch === 'rest');
 
   const voice = synthesizeVoice(def, sampleRate);
-  const accompaniment = new Float32Array(length);
+  const accompaniment: Stereo = [new Float32Array(length), new Float32Array(length)];
   accompany(def, accompaniment, rests, sampleRate);
   const songEndSeconds = templateDurationSeconds(def) - tailSeconds;
   const gate = silenceGate([...rests, { startSeconds: songEndSeconds, durationSeconds: tailSeconds }], length, sampleRate);
 
-  const mix = new Float32Array(length);
+  const mix: Stereo = [new Float32Array(length), new Float32Array(length)];
   let peak = 0;
-  for (let n = 0; n < length; n += 1) {
-    const sample = voice[n]! + accompaniment[n]! * gate[n]!;
-    mix[n] = sample;
-    peak = Math.max(peak, Math.abs(sample));
+  for (const [channel, played] of accompaniment.entries()) {
+    for (let n = 0; n < length; n += 1) {
+      const sample = voice[n]! + played[n]! * gate[n]!;
+      mix[channel]![n] = sample;
+      peak = Math.max(peak, Math.abs(sample));
+    }
   }
   const scale = peak > 0 ? peakLevel / peak : 0;
-  for (let n = 0; n < length; n += 1) mix[n] = mix[n]! * scale;
-  return mix;
+  for (const samples of [...mix, voice]) for (let n = 0; n < length; n += 1) samples[n] = samples[n]! * scale;
+  return { mix, voice };
 }
 
-/** 16-bit little-endian mono PCM WAV. */
-export function encodeWav(pcm: Float32Array, sampleRate: number): Buffer {
-  const dataBytes = pcm.length * 2;
+/** 16-bit little-endian PCM WAV of one channel, or of several of equal length (interleaved). */
+export function encodeWav(pcm: Float32Array | readonly Float32Array[], sampleRate: number): Buffer {
+  const channels = pcm instanceof Float32Array ? [pcm] : pcm;
+  const frames = channels[0]!.length;
+  const blockBytes = 2 * channels.length;
+  const dataBytes = frames * blockBytes;
   const wav = Buffer.alloc(44 + dataBytes);
   wav.write('RIFF', 0, 'ascii');
   wav.writeUInt32LE(36 + dataBytes, 4);
@@ -401,16 +434,18 @@ export function encodeWav(pcm: Float32Array, sampleRate: number): Buffer {
   wav.write('fmt ', 12, 'ascii');
   wav.writeUInt32LE(16, 16);
   wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
+  wav.writeUInt16LE(channels.length, 22);
   wav.writeUInt32LE(sampleRate, 24);
-  wav.writeUInt32LE(sampleRate * 2, 28);
-  wav.writeUInt16LE(2, 32);
+  wav.writeUInt32LE(sampleRate * blockBytes, 28);
+  wav.writeUInt16LE(blockBytes, 32);
   wav.writeUInt16LE(16, 34);
   wav.write('data', 36, 'ascii');
   wav.writeUInt32LE(dataBytes, 40);
-  for (let n = 0; n < pcm.length; n += 1) {
-    const clamped = Math.max(-1, Math.min(1, pcm[n]!));
-    wav.writeInt16LE(Math.round(clamped * 32767), 44 + n * 2);
+  for (let n = 0; n < frames; n += 1) {
+    for (const [channel, samples] of channels.entries()) {
+      const clamped = Math.max(-1, Math.min(1, samples[n]!));
+      wav.writeInt16LE(Math.round(clamped * 32767), 44 + n * blockBytes + channel * 2);
+    }
   }
   return wav;
 }

@@ -1,11 +1,17 @@
 import { spawn } from 'node:child_process';
 import type { TemplateDefinition } from './template-catalog.ts';
-import { encodeWav, mouthKeyframes, synthesizeMelody } from './melody-synth.ts';
+import { encodeWav, mouthKeyframes, synthesizeSong } from './melody-synth.ts';
 import { renderPreviewImage } from './template-preview.ts';
 
 export interface TemplateAssets {
+  /** The song as people listen to it before choosing (stereo MP3). */
   audio: Buffer;
   audioContentType: 'audio/mpeg';
+  /** The song in stereo, lossless (16-bit WAV): what its videos' soundtrack is prepared from. */
+  mix: Buffer;
+  /** Its voice alone (mono 16-bit WAV), at its level in the mix: what the render listens to. */
+  voice: Buffer;
+  stemContentType: 'audio/wav';
   durationSeconds: number;
   previewImage: Buffer;
   previewImageContentType: 'image/png';
@@ -29,7 +35,7 @@ export function encodeMp3(wav: Buffer, { ffmpegPath = 'ffmpeg' }: EncodeOptions 
     '-hide_banner', '-nostdin', '-loglevel', 'error',
     '-f', 'wav', '-i', 'pipe:0',
     '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
-    '-c:a', 'libmp3lame', '-b:a', '128k', '-ac', '1',
+    '-c:a', 'libmp3lame', '-b:a', '128k',
     '-id3v2_version', '0', '-write_id3v1', '0',
     '-f', 'mp3', 'pipe:1',
   ];
@@ -57,15 +63,19 @@ export function encodeMp3(wav: Buffer, { ffmpegPath = 'ffmpeg' }: EncodeOptions 
 }
 
 export async function buildTemplateAssets(def: TemplateDefinition, options: EncodeOptions = {}): Promise<TemplateAssets> {
-  const pcm = synthesizeMelody(def, { sampleRate });
+  const song = synthesizeSong(def, { sampleRate });
+  const mix = encodeWav(song.mix, sampleRate);
   const [audio, previewImage] = await Promise.all([
-    encodeMp3(encodeWav(pcm, sampleRate), options),
+    encodeMp3(mix, options),
     renderPreviewImage(def),
   ]);
   return {
     audio,
     audioContentType: 'audio/mpeg',
-    durationSeconds: pcm.length / sampleRate,
+    mix,
+    voice: encodeWav(song.voice, sampleRate),
+    stemContentType: 'audio/wav',
+    durationSeconds: song.voice.length / sampleRate,
     previewImage,
     previewImageContentType: 'image/png',
     mouthTrack: Buffer.from(JSON.stringify({ keyframes: mouthKeyframes(def) })),

@@ -18,8 +18,7 @@ export function createControlActivities(
   return {
     beginRender: ({ videoId }) => translate(() => renders.beginRender(videoId)),
     beginRerender: ({ videoId }) => translate(() => renders.beginRerender(videoId)),
-    prepareAudio: ({ sourceAudioKey, targetKey, cleanVoice }) =>
-      translate(() => renders.prepareAudio(sourceAudioKey, targetKey, Context.current().cancellationSignal, cleanVoice ? 'clean-voice' : 'separate')),
+    prepareAudio: (input) => translate(() => renders.prepareAudio(input, Context.current().cancellationSignal)),
     recordProgress: ({ videoId, progress }) => renders.recordProgress(videoId, progress),
     recordStage: ({ videoId, stage }) => renders.enterStage(videoId, stage),
     completeVideo: ({ videoId, ...output }) => renders.complete(videoId, output),

@@ -63,10 +63,13 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         });
         const imagePath = join(directory, 'image');
         const audioPath = join(directory, 'audio.wav');
+        const soundtrackPath = input.deliveryAudioKey ? join(directory, 'soundtrack.m4a') : undefined;
         const outputPath = join(directory, 'output.mp4');
         const thumbnailPath = join(directory, 'thumbnail.jpg');
         await download(deps.objects, input.imageKey, imagePath);
         await download(deps.objects, input.audioKey, audioPath);
+        // A render planned before soundtracks were prepared has none: the analysis copy is encoded instead.
+        if (input.deliveryAudioKey && soundtrackPath) await download(deps.objects, input.deliveryAudioKey, soundtrackPath);
         const mouthTrack = input.mouthTrackKey ? await readMouthTrack(deps.objects, input.mouthTrackKey) : undefined;
 
         const renderStarted = performance.now();
@@ -74,6 +77,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           ...(deps.model ? { model: deps.model } : {}),
           imagePath,
           audioPath,
+          ...(soundtrackPath ? { soundtrackPath } : {}),
           outputPath,
           thumbnailPath,
           watermark: input.watermark,

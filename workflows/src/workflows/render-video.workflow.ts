@@ -15,6 +15,7 @@ import {
 import {
   FAILURE_TYPES,
   preparedAudioKey,
+  deliveryAudioKey,
   PROGRESS_QUERY,
   RENDER_PROGRESS_SIGNAL,
   RENDER_STARTED_SIGNAL,
@@ -154,8 +155,12 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
   // A lost start signal (they are sent best-effort) must not leave a render that makes progress `queued`.
   const stageToRecord = () => recordsStages && !takenRecorded && (taken || progress > 0);
 
-  const audio = plan.preparedAudio
-    ?? (await control.prepareAudio({ sourceAudioKey: plan.sourceAudioKey, targetKey: preparedAudioKey(plan.videoId), ...(plan.cleanVoice ? { cleanVoice: true } : {}) }));
+  const audio = plan.preparedAudio ?? (await control.prepareAudio({
+    sourceAudioKey: plan.sourceAudioKey,
+    targetKey: preparedAudioKey(plan.videoId),
+    deliveryKey: deliveryAudioKey(plan.videoId),
+    ...(plan.cleanVoice ? { cleanVoice: true } : {}),
+  }));
   if (recordsStages) await control.recordStage({ videoId: plan.videoId, stage: 'queued' });
   const info = workflowInfo();
   const keys = renderOutputKeys(plan.videoId, info.runId);
@@ -165,6 +170,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       workflowId: info.workflowId,
       imageKey: plan.imageKey,
       audioKey: audio.audioKey,
+      // The soundtrack; audio prepared before it existed has none, and the render encodes the analysis copy.
+      ...(audio.deliveryAudioKey ? { deliveryAudioKey: audio.deliveryAudioKey } : {}),
       watermark: plan.watermark,
       outputKey: keys.output,
       thumbnailKey: keys.thumbnail,
@@ -221,6 +228,7 @@ export async function renderTemplatePreview(started: TemplatePreviewInput): Prom
     workflowId: workflowInfo().workflowId,
     imageKey: plan.imageKey,
     audioKey: plan.preparedAudio.audioKey,
+    ...(plan.preparedAudio.deliveryAudioKey ? { deliveryAudioKey: plan.preparedAudio.deliveryAudioKey } : {}),
     watermark: false,
     outputKey: plan.outputKey,
     thumbnailKey: plan.thumbnailKey,
