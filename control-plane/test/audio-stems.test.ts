@@ -51,7 +51,7 @@ describe('audio preparation with vocal isolation', () => {
   });
 
   it('separates an audio once, stores its stems by the hash of its bytes, and reuses them for the next video of it', async () => {
-    const first = await preparer.prepare('videos/a/audio-source', 'videos/a/prepared.wav');
+    const first = await preparer.prepare('videos/a/audio-source', { analysisKey: 'videos/a/prepared.wav' });
     const keys = stemKeys(createHash('sha256').update(song).digest('hex'));
     expect(first.stems).toEqual({ vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'separated' });
     expect(stems.separations).toBe(1);
@@ -62,13 +62,13 @@ describe('audio preparation with vocal isolation', () => {
     }
 
     // The second video of the same audio: the same stems, and no separation.
-    const second = await preparer.prepare('videos/b/audio-source', 'videos/b/prepared.wav');
+    const second = await preparer.prepare('videos/b/audio-source', { analysisKey: 'videos/b/prepared.wav' });
     expect(second.stems).toEqual({ vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'reused' });
     expect(stems.separations).toBe(1);
     expect(second.durationSeconds).toBeCloseTo(first.durationSeconds, 3);
 
     // Other bytes are separated for themselves.
-    const other = await preparer.prepare('videos/c/audio-source', 'videos/c/prepared.wav');
+    const other = await preparer.prepare('videos/c/audio-source', { analysisKey: 'videos/c/prepared.wav' });
     expect(other.stems?.origin).toBe('separated');
     expect(other.stems?.vocalKey).not.toBe(keys.vocals);
     expect(stems.separations).toBe(2);
@@ -83,9 +83,9 @@ describe('audio preparation with vocal isolation', () => {
     };
     await age(6.5);
     const before = stems.separations;
-    expect((await preparer.prepare('videos/a/audio-source', 'videos/a/prepared.wav')).stems?.origin).toBe('separated');
+    expect((await preparer.prepare('videos/a/audio-source', { analysisKey: 'videos/a/prepared.wav' })).stems?.origin).toBe('separated');
     expect(stems.separations).toBe(before + 1);
-    expect((await preparer.prepare('videos/b/audio-source', 'videos/b/prepared.wav')).stems?.origin).toBe('reused');
+    expect((await preparer.prepare('videos/b/audio-source', { analysisKey: 'videos/b/prepared.wav' })).stems?.origin).toBe('reused');
 
     await age(8);
     expect(await removeExpiredStems(objects)).toBe(2);
@@ -97,9 +97,9 @@ describe('audio preparation with vocal isolation', () => {
 
   it('separates nothing for text-to-speech (its own vocal stem) and template songs (no stems)', async () => {
     const before = stems.separations;
-    const speech = await preparer.prepare('videos/c/audio-source', 'videos/c/speech.wav', undefined, 'clean-voice');
+    const speech = await preparer.prepare('videos/c/audio-source', { analysisKey: 'videos/c/speech.wav' }, undefined, 'clean-voice');
     expect(speech.stems).toEqual({ vocalKey: 'videos/c/speech.wav', accompanimentKey: null, origin: 'clean' });
-    const template = await preparer.prepare('videos/c/audio-source', 'videos/c/template.wav', undefined, 'none');
+    const template = await preparer.prepare('videos/c/audio-source', { analysisKey: 'videos/c/template.wav' }, undefined, 'none');
     expect(template.stems).toBeUndefined();
     expect(stems.separations).toBe(before);
   });

@@ -234,6 +234,19 @@ export const RenderLipSyncInput = z.object({
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 
+/**
+ * How the mouth followed the singing, as the render measured it (the video's sync report): whether the vocal track
+ * holds a voice at all; Pearson r between the mouth's opening and the vocal track's loudness, frame by frame (null
+ * without a voice); of the frames where only instruments play, the share with the mouth at rest (null when there are
+ * none).
+ */
+export const RenderSync = z.object({
+  vocalsFound: z.boolean(),
+  mouthVoiceR: z.number().min(-1).max(1).nullable(),
+  instrumentalRestShare: z.number().min(0).max(1).nullable(),
+});
+export type RenderSync = z.infer<typeof RenderSync>;
+
 export const RenderLipSyncResult = z.object({
   outputKey: z.string(),
   thumbnailKey: z.string(),
@@ -241,6 +254,8 @@ export const RenderLipSyncResult = z.object({
   frames: z.number().int().positive(),
   /** Where the face came from; absent from render nodes older than the field. */
   face: RenderedFace.optional(),
+  /** The sync report; absent from render nodes older than the field. */
+  sync: RenderSync.optional(),
 });
 export type RenderLipSyncResult = z.infer<typeof RenderLipSyncResult>;
 
