@@ -3,7 +3,8 @@
  * defaults (PGlite, local object store, its own Temporal dev server) in a fresh DATA_DIR until GET /health answers
  * (the first start: the database's creation, migrations, keys), stopped, started again on the same DATA_DIR (a warm
  * restart), then, once that start has settled, the operator CLI's simple commands against the running service
- * (`users create`, `credits grant`), each run as a new process the way a person types them. See docs/benchmarks.md (## Start).
+ * (`users create`, `credits grant`), each run as a new process the way a person types them, and the time GET /health
+ * is gone when the API process is killed (SIGKILL) and its supervisor starts it again. See docs/benchmarks.md (## Start).
  *
  * Options: --root DIR (this checkout) the checkout whose `petsing` is timed, so an earlier commit's checkout can be
  * measured side by side; --cli-runs N (5) runs of each CLI command; --busy N (0) processes that keep a core busy
@@ -11,7 +12,7 @@
  * committed tree in a fresh folder, with an empty npm cache (everything downloaded) and then with the one it filled.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,6 +30,13 @@ const cliRuns = Number(options['cli-runs']);
 const busy = Number(options.busy);
 /** How long a stop may take: the supervisor lets its workers hand back their tasks (a SIGKILL would leave parts stopping). */
 const STOP_GRACE_MS = 60_000;
+/** How many times the API process is killed and timed coming back. */
+const API_RESTARTS = 3;
+/**
+ * How long the API process runs between kills: one that dies within a minute of its start is started again after a
+ * longer delay each time (the supervisor's backoff), which is not what is timed here.
+ */
+const API_STEADY_MS = 61_000;
 /** How long a start is given to finish what it does after /health answers. */
 const SETTLE_MS = 20_000;
 
@@ -85,6 +93,30 @@ async function timeInstall(): Promise<{ cold: number; warm: number }> {
   }
 }
 
+/** How long GET /health is gone when the supervised API process dies (SIGKILL) and is started again, a few times. */
+async function timeApiRestarts(): Promise<number[]> {
+  const seconds: number[] = [];
+  for (let i = 0; i < API_RESTARTS; i++) {
+    const pid = Number((await readFile(join(dataDir, 'serve.pid'), 'utf8')).trim());
+    const killed = performance.now();
+    process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!(await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok) await new Promise((resolve) => setTimeout(resolve, 50));
+    seconds.push((performance.now() - killed) / 1000);
+    if (i < API_RESTARTS - 1) await new Promise((resolve) => setTimeout(resolve, API_STEADY_MS));
+  }
+  return seconds;
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const burners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
 try {
   const install = options.install ? await timeInstall() : undefined;
@@ -98,6 +130,7 @@ try {
   await settle();
   const create = await timeCli(['users', 'create', '--email', 'bench-{i}@example.com']);
   const grant = await timeCli(['credits', 'grant', '--user', 'bench-0@example.com', '--amount', '5']);
+  const apiRestarts = await timeApiRestarts();
   await stopProcess(warm.child, STOP_GRACE_MS);
   const s = (values: number[], p: number) => percentile(values, p).toFixed(2);
   console.log(`checkout: ${root}${busy > 0 ? `, ${busy} busy-looping processes beside it` : ''}`);
@@ -107,6 +140,7 @@ try {
     ['warm restart → GET /health', warm.seconds.toFixed(1)],
     [`\`petsing users create\` p50 / max of ${cliRuns}`, `${s(create, 50)} / ${s(create, 100)}`],
     [`\`petsing credits grant\` p50 / max of ${cliRuns}`, `${s(grant, 50)} / ${s(grant, 100)}`],
+    [`API process SIGKILLed → GET /health again, p50 / max of ${apiRestarts.length}`, `${s(apiRestarts, 50)} / ${s(apiRestarts, 100)}`],
   ]);
 } finally {
   for (const burner of burners) burner.kill('SIGKILL');

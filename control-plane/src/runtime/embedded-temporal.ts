@@ -126,7 +126,14 @@ function stopLeftoverDevServer(config: ControlPlaneConfig, logger: Logger): Prom
 function watchParent(serverPid: number): void {
   const watchdog = spawn(
     'sh',
-    ['-c', 'while kill -0 "$0" 2>/dev/null && kill -0 "$1" 2>/dev/null; do sleep 1; done; kill "$1" 2>/dev/null; sleep 10; kill -9 "$1" 2>/dev/null', String(process.pid), String(serverPid)],
+    [
+      '-c',
+      // Done at once when the server went first (stopped, or killed and started again); else it is asked, then killed.
+      'while kill -0 "$0" 2>/dev/null && kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -0 "$1" 2>/dev/null || exit 0; kill "$1"; '
+        + 'for _ in 1 2 3 4 5 6 7 8 9 10; do sleep 1; kill -0 "$1" 2>/dev/null || exit 0; done; kill -9 "$1" 2>/dev/null',
+      String(process.pid),
+      String(serverPid),
+    ],
     { detached: true, stdio: 'ignore' },
   );
   watchdog.unref();
