@@ -6,16 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliUser, supervisedChildPid } from './support/embedded-service.ts';
 import { logLineProblems } from './support/log-capture.ts';
-import { freePort, portsFree, runPetsing, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { freePort, isAlive, portsFree, runPetsing, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 
 const renderWorkerOf = (parent: number) => supervisedChildPid(parent, 'worker', 'render');
 const apiProcessOf = (parent: number) => supervisedChildPid(parent, 'serve');
@@ -87,7 +78,7 @@ describe('petsing start and the processes it supervises', () => {
     const first = start();
     await first.healthy();
     const server = await recordedPid();
-    expect(alive(server)).toBe(true);
+    expect(isAlive(server)).toBe(true);
     const renderWorker = await renderWorkerOf(first.child.pid!);
     const apiProcess = await apiProcessOf(first.child.pid!);
     expect(renderWorker).toBeDefined();
@@ -95,9 +86,9 @@ describe('petsing start and the processes it supervises', () => {
 
     first.child.kill('SIGKILL');
     await first.exited;
-    await waitFor('the dev server to stop after petsing died', async () => !alive(server), 20_000);
-    await waitFor('the render worker to stop after petsing died', async () => !alive(renderWorker!), 40_000);
-    await waitFor('the API process to stop after petsing died', async () => !alive(apiProcess!), 40_000);
+    await waitFor('the dev server to stop after petsing died', async () => !isAlive(server), 20_000);
+    await waitFor('the render worker to stop after petsing died', async () => !isAlive(renderWorker!), 40_000);
+    await waitFor('the API process to stop after petsing died', async () => !isAlive(apiProcess!), 40_000);
     expect(await portsFree([port, devPort, uiPort])).toBe(true);
 
     // A clean stop (SIGTERM) stops the dev server last and forgets its pid.
@@ -106,7 +97,7 @@ describe('petsing start and the processes it supervises', () => {
     const next = await recordedPid();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-    expect(alive(next)).toBe(false);
+    expect(isAlive(next)).toBe(false);
     await expect(readFile(join(dataDir, 'temporal-dev-server.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
   }, 360_000);
 
@@ -151,7 +142,7 @@ describe('petsing start and the processes it supervises', () => {
     const server = await recordedPid();
     const killed = (await apiProcessOf(service.child.pid!))!;
     process.kill(killed, 'SIGKILL');
-    await waitFor('the API process to die', async () => !alive(killed), 10_000);
+    await waitFor('the API process to die', async () => !isAlive(killed), 10_000);
 
     await service.healthy();
     const restarted = await apiProcessOf(service.child.pid!);
@@ -166,7 +157,7 @@ describe('petsing start and the processes it supervises', () => {
     const second = start();
     expect(await second.exited).toBe(78);
     expect(second.output()).toContain(`DATA_DIR: petsing is already running on ${dataDir} (pid ${service.child.pid})`);
-    expect(alive(restarted!)).toBe(true);
+    expect(isAlive(restarted!)).toBe(true);
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
     expect(logLineProblems(service.output())).toEqual([]);
@@ -211,7 +202,7 @@ describe('petsing start and the processes it supervises', () => {
     expect(answers.filter((answer) => answer !== 200)).toEqual([]);
     const restarted = await recordedPid();
     expect(restarted).not.toBe(server);
-    expect(alive(restarted)).toBe(true);
+    expect(isAlive(restarted)).toBe(true);
     expect(service.output()).toMatch(/"part":"Temporal dev server".*"signal":"SIGKILL".*"msg":"exited unasked; starting it again"/);
     expect(service.output()).toMatch(/"part":"Temporal dev server".*"msg":"serving again"/);
     // Charged once: five granted, one spent, nothing refunded; the refused create left no entry.
@@ -250,7 +241,7 @@ describe('petsing start and the processes it supervises', () => {
 
     const restarted = start();
     await restarted.healthy();
-    expect(alive(leftover.pid!), 'the leftover was stopped').toBe(false);
+    expect(isAlive(leftover.pid!), 'the leftover was stopped').toBe(false);
     expect(restarted.output()).toContain('stopping the Temporal dev server a previous run of this DATA_DIR left running');
     restarted.child.kill('SIGTERM');
     expect(await restarted.exited).toBe(0);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cliUser, supervisedChildPid, videoState, type V1 } from '../support/embedded-service.ts';
 import { logLineProblems } from '../support/log-capture.ts';
-import { freePort, runPetsing, serviceProcessEnv, waitUntil, type PetsingProcess } from '../support/processes.ts';
+import { embeddedServiceEnv, isAlive, runPetsing, waitUntil, type PetsingProcess } from '../support/processes.ts';
 import { printTable } from './stats.ts';
 
 const { values: options } = parseArgs({ options: { videos: { type: 'string', default: '3' } } });
@@ -26,17 +26,8 @@ type Fault = (typeof FAULTS)[number];
 const PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
 
 const dataDir = await mkdtemp(join(tmpdir(), 'petsing-fault-drill-'));
-const port = await freePort();
+const { env, port } = await embeddedServiceEnv(dataDir, { RATE_LIMIT_WRITES_PER_MINUTE: '1000', RATE_LIMIT_READS_PER_MINUTE: '100000' });
 const baseUrl = `http://127.0.0.1:${port}`;
-const env = serviceProcessEnv({
-  DATA_DIR: dataDir,
-  PORT: String(port),
-  TEMPORAL_DEV_PORT: String(await freePort()),
-  TEMPORAL_DEV_UI_PORT: String(await freePort()),
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_WRITES_PER_MINUTE: '1000',
-  RATE_LIMIT_READS_PER_MINUTE: '100000',
-});
 
 const outputs: PetsingProcess[] = [];
 const start = async () => {
@@ -74,18 +65,9 @@ async function createVideo(api: V1, photos: string[]): Promise<string> {
   return ((await created.json()) as { id: string }).id;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Processes whose command line or environment names this drill's DATA_DIR (what a Ctrl-C must leave none of), by command line. */
 async function leftovers(pids: number[]): Promise<string[]> {
-  const found = new Set(pids.filter(alive));
+  const found = new Set(pids.filter(isAlive));
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');

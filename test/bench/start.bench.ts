@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, promisify } from 'node:util';
-import { freePort, serviceProcessEnv, stopProcess } from '../support/processes.ts';
+import { embeddedServiceEnv, isAlive, stopProcess } from '../support/processes.ts';
 import { percentile, printTable } from './stats.ts';
 
 const run = promisify(execFile);
@@ -41,14 +41,7 @@ const API_STEADY_MS = 61_000;
 const SETTLE_MS = 20_000;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'petsing-start-bench-'));
-const port = await freePort();
-const env = serviceProcessEnv({
-  DATA_DIR: dataDir,
-  PORT: String(port),
-  TEMPORAL_DEV_PORT: String(await freePort()),
-  TEMPORAL_DEV_UI_PORT: String(await freePort()),
-  LOG_LEVEL: 'warn',
-});
+const { env, port } = await embeddedServiceEnv(dataDir);
 
 /** Starts `petsing start` and answers the seconds until GET /health answered, and the process. */
 async function startUntilHealthy(): Promise<{ seconds: number; child: ChildProcess }> {
@@ -107,15 +100,6 @@ async function timeApiRestarts(): Promise<number[]> {
   }
   return seconds;
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const burners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
 try {

@@ -96,6 +96,33 @@ export async function stopProcess(child: ChildProcess | undefined, graceMs = 5_0
   clearTimeout(timer);
 }
 
+/** Whether a process with this pid exists (signal 0 reaches it). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The environment of a `petsing start` on its embedded defaults in `dataDir`, on free ports (the API's and its own
+ * Temporal dev server's), logging at warn, with `extra` on top; and the API's port.
+ */
+export async function embeddedServiceEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; port: number }> {
+  const port = await freePort();
+  const env = serviceProcessEnv({
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_DEV_UI_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+  return { env, port };
+}
+
 /** The CLI of the control plane (`petsing`), run with this Node. */
 export const PETSING_CLI = join(import.meta.dirname, '..', '..', 'control-plane', 'bin', 'petsing.mjs');
 
