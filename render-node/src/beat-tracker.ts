@@ -99,14 +99,18 @@ function onsetStrength(samples: Float32Array, sampleRate: number): { all: Float3
     let x2 = 0;
     let y1 = 0;
     let y2 = 0;
-    for (let i = 0; i < samples.length; i++) {
-      const x = samples[i]!;
-      const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
-      x2 = x1;
-      x1 = x;
-      y2 = y1;
-      y1 = y;
-      energy[Math.floor(i / hop) * bands + b]! += y * y;
+    for (let h = 0; h < hops; h++) {
+      let sum = 0;
+      for (let i = h * hop; i < Math.min(samples.length, (h + 1) * hop); i++) {
+        const x = samples[i]!;
+        const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
+        x2 = x1;
+        x1 = x;
+        y2 = y1;
+        y1 = y;
+        sum += y * y;
+      }
+      energy[h * bands + b] = sum;
     }
   }
   let loudest = 0;
