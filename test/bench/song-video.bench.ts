@@ -12,6 +12,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { apiCall, videoOutcome } from '../support/http.ts';
 import { makeSong, songWav } from '../support/song-mix.ts';
 import { freePort, waitFor } from '../support/processes.ts';
 import { ms, printTable } from './stats.ts';
@@ -43,15 +44,9 @@ try {
   await petsing('credits', 'grant', '--user', 'bench@example.com', '--amount', String(ROUNDS + 2));
   const { key } = await petsing('api-keys', 'create', '--user', 'bench@example.com', '--scopes', 'videos:read,videos:write');
   const call = async (path: string, body: FormData | object) => {
-    const form = body instanceof FormData;
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, ...(form ? {} : { 'Content-Type': 'application/json' }) },
-      body: form ? body : JSON.stringify(body),
-    });
-    const answer = (await response.json()) as { id: string };
-    if (response.status >= 300) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
-    return answer.id;
+    const answer = await apiCall(baseUrl, 'POST', path, key, body);
+    if (answer.status >= 300) throw new Error(`POST ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    return (answer.body as { id: string }).id;
   };
   const photo = await readFile(photoPath);
   const image = new FormData();
@@ -62,22 +57,8 @@ try {
   const video = async (audioId: string): Promise<number> => {
     const started = performance.now();
     const id = await call('/v1/videos', { audio_id: audioId, image_id: imageId });
-    const response = await fetch(`${baseUrl}/v1/videos/${id}/events`, { headers: { Authorization: `Bearer ${key}` } });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (!data) continue;
-        const { status } = JSON.parse(data.slice(6)) as { status: string };
-        if (status === 'completed') return (performance.now() - started) / 1000;
-        if (status === 'failed') throw new Error(`video ${id} failed: ${data}`);
-      }
-    }
-    throw new Error(`the event stream of video ${id} ended before it completed`);
+    if ((await videoOutcome(baseUrl, id, key)) !== 'completed') throw new Error(`video ${id} failed`);
+    return (performance.now() - started) / 1000;
   };
   const upload = async (seed: number) => {
     const audio = new FormData();
