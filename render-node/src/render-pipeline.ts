@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
 import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type PhotoCheck, type RenderedFace, type RenderSync, type VideoAspect } from '@petsing/workflows';
 import { MAX_OUTPUT_SIZE } from './config.ts';
-import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
+import { decodeAudio, decodeStem, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
 import { RenderError } from './errors.ts';
 import { buildFaceInput, cropBoxFor } from './face-crop.ts';
@@ -193,7 +193,7 @@ export async function prepareJob(
   options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'vocalsPath' | 'accompanimentPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'photoCheck' | 'signal'>,
 ): Promise<PreparedJob> {
   let mark = performance.now();
-  const stem = (path: string | undefined) => (path ? decodeAudio(path, options.signal) : undefined);
+  const stem = (path: string | undefined) => (path ? decodeStem(path, options.signal) : undefined);
   const [image, audio, vocals, accompaniment] = await Promise.all([
     decodeImage(options.imagePath),
     decodeAudio(options.audioPath, options.signal),

@@ -1,9 +1,13 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeSong, SONG_RATE } from '../../test/support/song-mix.ts';
+import { decodeAudio, decodeStem } from '../src/audio-decoder.ts';
 import { trackBand } from '../src/beat-tracker.ts';
 import { idlePoses, type Rhythm } from '../src/idle-life.ts';
 import { vocalActivity } from '../src/vocal-activity.ts';
 import type { VoiceTrack } from '../src/voice-driver.ts';
+import { run, tempDir } from './helpers.ts';
 
 /** The band's beats, the voice's activity and the life they drive, on made songs whose parts are known (song-mix.ts). */
 
@@ -135,5 +139,26 @@ describe('life around the song', () => {
     expect(phrased[f]!.headY).toBeGreaterThan(1.3 * plain[f]!.headY);
     const still = idlePoses(track(() => 0), 200, true, null);
     expect(still.every((pose) => pose.headX === 0 && pose.headY === 0)).toBe(true);
+  });
+});
+
+describe('reading the stems', () => {
+  it('reads a mono 16 kHz 16-bit WAV (as audio preparation writes stems) directly, sample for sample what ffmpeg decodes; anything else through ffmpeg', async () => {
+    const dir = await tempDir('stems');
+    try {
+      const tone = (rate: number, path: string) => run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', `sine=f=330:r=${rate}:d=1.5`, '-ac', '1', '-c:a', 'pcm_s16le', path]);
+      const stem = join(dir, 'vocals.wav');
+      const other = join(dir, 'other.wav');
+      await tone(16_000, stem);
+      await tone(44_100, other);
+      const [direct, viaFfmpeg] = await Promise.all([decodeStem(stem), decodeAudio(stem)]);
+      expect(direct.samples.length).toBe(viaFfmpeg.samples.length);
+      expect(direct.samples.every((value, i) => value === viaFfmpeg.samples[i])).toBe(true);
+      const resampled = await decodeStem(other);
+      expect(resampled.sampleRate).toBe(16_000);
+      expect(resampled.durationSeconds).toBeCloseTo(1.5, 2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
