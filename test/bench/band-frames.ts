@@ -1,5 +1,5 @@
 /**
- * `npx tsx test/bench/band-frames.ts --out DIR [--sheet docs/mouths/band.jpg] [--width 720] [--aspect 9:16]`: what an
+ * `npm run frames:band -- --out DIR [--sheet docs/mouths/band.jpg] [--width 720] [--aspect 9:16]`: what an
  * owner sees of a song over a band (issue 35). The made song of render-node/test/band-singing.test.ts (a band
  * throughout, a singer in verses 2.5-5.5 s and 7.5-10.5 s) goes through the real audio preparation (the separator),
  * and a cat, a dog and a bird of ../shared/pets (unhinted) are rendered with its stems, and once from the mix alone (as
