@@ -14,6 +14,7 @@ import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/platform/runtime';
 import { json, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
+import { makeSong, songWav } from './support/song-mix.ts';
 
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
 const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
@@ -178,6 +179,27 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     const code = await new Promise<number>((resolve) => socket.once('close', (closeCode) => resolve(closeCode)));
     expect(code).toBe(4401);
   });
+
+  it('renders an uploaded song from its stems: the render is handed the vocal and accompaniment stems and answers its sync report', async () => {
+    const created = await service.context.services.videos.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
+      audio: { upload: { body: songWav(makeSong({ seconds: 5, verses: [[1, 4]] })), contentType: 'audio/wav', extension: 'wav' } },
+    });
+    const done = await waitForTerminal(created!.video.id, 150_000);
+    expect(done.status, done.failure_reason ?? '').toBe('completed');
+    const history = await temporal.client.workflow.getHandle(renderWorkflowId(done.id)).fetchHistory();
+    const payload = (data: Uint8Array | null | undefined) => JSON.parse(Buffer.from(data!).toString('utf8'));
+    const scheduled = history.events!.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'renderLipSync');
+    const input = payload(scheduled!.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data);
+    expect(input.stems).toEqual({ vocalKey: expect.stringMatching(/^stems\/.+\/vocals\.wav$/), accompanimentKey: expect.stringMatching(/^stems\/.+\/accompaniment\.wav$/), origin: 'separated' });
+    const completed = history.events!.find((event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId) === Number(scheduled!.eventId));
+    const result = payload(completed!.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data);
+    expect(result.sync).toEqual({ vocalsFound: true, mouthVoiceR: expect.any(Number), instrumentalRestShare: expect.any(Number) });
+  }, 180_000);
 
   it('fails a photo with no usable face region at once, with a reason, and refunds exactly once', async () => {
     const blank = await sharp({ create: { width: 512, height: 512, channels: 3, background: { r: 128, g: 128, b: 128 } } }).png().toBuffer();

@@ -1,3 +1,4 @@
+import { readFile, stat } from 'node:fs/promises';
 import { runProcess } from '@petsing/platform/tools';
 import { RenderError } from './errors.ts';
 import { MEL_RECIPE } from './mel-features.ts';
@@ -59,4 +60,37 @@ export async function decodeAudio(path: string, signal?: AbortSignal): Promise<D
     throw new RenderError('audio_empty', `the audio stream decodes to ${samples.length} samples`, 'The audio is empty or shorter than a frame; upload a longer clip.');
   }
   return { samples, sampleRate: rate, durationSeconds: samples.length / rate, codec };
+}
+
+/**
+ * The samples of a 16-bit PCM mono WAV at the decoder's rate (what audio preparation writes for the stems), read
+ * directly: no ffprobe and ffmpeg to start for each stem. Null for anything else (the caller decodes it with ffmpeg).
+ */
+async function readAnalysisWav(path: string): Promise<DecodedAudio | null> {
+  const rate = MEL_RECIPE.sampleRate;
+  if ((await stat(path)).size > 64 + (MAX_DECODE_SECONDS + 5) * rate * 2) return null;
+  const bytes = await readFile(path);
+  if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') return null;
+  let format: { tag: number; channels: number; rate: number; bits: number } | undefined;
+  for (let at = 12; at + 8 <= bytes.length; ) {
+    const id = bytes.toString('ascii', at, at + 4);
+    const size = bytes.readUInt32LE(at + 4);
+    const body = at + 8;
+    if (id === 'fmt ' && size >= 16 && body + 16 <= bytes.length) {
+      format = { tag: bytes.readUInt16LE(body), channels: bytes.readUInt16LE(body + 2), rate: bytes.readUInt32LE(body + 4), bits: bytes.readUInt16LE(body + 14) };
+    } else if (id === 'data') {
+      if (!format || format.tag !== 1 || format.channels !== 1 || format.rate !== rate || format.bits !== 16) return null;
+      const count = Math.floor(Math.min(size, bytes.length - body) / 2);
+      const samples = new Float32Array(count);
+      for (let i = 0; i < count; i++) samples[i] = bytes.readInt16LE(body + 2 * i) / 32768;
+      return count >= rate * 0.05 ? { samples, sampleRate: rate, durationSeconds: count / rate, codec: 'pcm_s16le' } : null;
+    }
+    at = body + size + (size % 2);
+  }
+  return null;
+}
+
+/** A stem of the audio (mono 16 kHz WAV from audio preparation): read directly, or decoded by ffmpeg when it is anything else. */
+export async function decodeStem(path: string, signal?: AbortSignal): Promise<DecodedAudio> {
+  return (await readAnalysisWav(path)) ?? (await decodeAudio(path, signal));
 }

@@ -10,7 +10,9 @@ const FALLING = -2;
 /**
  * Head motion by whole pixels, so fur is never resampled for it and stays as sharp as the photo: the
  * head (an ellipse from above the ears to below the chin) moves by the offset, fading to still over
- * a tenth of its size around it.
+ * a tenth of its size around it. The parts drawn on it (the jaw or beak, the eyelids) move with it as
+ * one piece even where they reach past the ellipse (a bird's beak in profile), fading over the same band
+ * around their rectangles: a nodding head never bends its mouth.
  */
 export class HeadMotion {
   /** Covers the head and everything drawn on it (`moving`). */
@@ -32,7 +34,14 @@ export class HeadMotion {
     const ry = 1.05 * length;
     const rx = Math.max(0.9 * length, 0.85 * eyeDistance + 0.3 * length);
     const fade = 1.1;
-    this.rect = union([boundsOf(axes, [-rx * fade, rx * fade], [-ry * fade, ry * fade], centre), ...moving]);
+    const fadePixels = Math.max(2, (fade - 1) * Math.min(rx, ry));
+    const carried = moving.map((rect) => ({
+      left: Math.max(0, Math.floor(rect.left - fadePixels)),
+      top: Math.max(0, Math.floor(rect.top - fadePixels)),
+      right: Math.min(axes.width, Math.ceil(rect.right + fadePixels)),
+      bottom: Math.min(axes.height, Math.ceil(rect.bottom + fadePixels)),
+    }));
+    this.rect = union([boundsOf(axes, [-rx * fade, rx * fade], [-ry * fade, ry * fade], centre), ...carried]);
     const { left, top, right, bottom } = this.rect;
     const rectWidth = right - left;
     this.level = new Uint8Array(rectWidth * (bottom - top));
@@ -41,7 +50,12 @@ export class HeadMotion {
       for (let x = left; x < right; x++) {
         const u = ((x - centre[0]) * across[0] + (y - centre[1]) * across[1]) / rx;
         const v = ((x - centre[0]) * down[0] + (y - centre[1]) * down[1]) / ry;
-        const level = Math.round(MOTION_LEVELS * (1 - smoothstep(1, fade, Math.hypot(u, v))));
+        let weight = 1 - smoothstep(1, fade, Math.hypot(u, v));
+        for (const part of moving) {
+          const outside = Math.hypot(Math.max(part.left - x, 0, x + 1 - part.right), Math.max(part.top - y, 0, y + 1 - part.bottom));
+          weight = Math.max(weight, 1 - smoothstep(0, fadePixels, outside));
+        }
+        const level = Math.round(MOTION_LEVELS * weight);
         this.level[(y - top) * rectWidth + (x - left)] = level;
         const previous = x > left ? this.level[(y - top) * rectWidth + (x - left - 1)]! : level;
         const last = runs.length - 3;

@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import sharp from 'sharp';
-import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type PhotoCheck, type RenderedFace, type VideoAspect } from '@petsing/workflows';
+import { DEFAULT_VIDEO_ASPECT, type FaceHints, type MouthTrack, type PhotoCheck, type RenderedFace, type RenderSync, type VideoAspect } from '@petsing/workflows';
 import { MAX_OUTPUT_SIZE } from './config.ts';
-import { decodeAudio, type DecodedAudio } from './audio-decoder.ts';
+import { decodeAudio, decodeStem, type DecodedAudio } from './audio-decoder.ts';
 import { FrameCompositor, type BlendMode } from './compositor.ts';
 import { RenderError } from './errors.ts';
 import { buildFaceInput, cropBoxFor } from './face-crop.ts';
@@ -21,7 +21,7 @@ import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, eyeDistance, faceFromFractions, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
-import { keyframedTrack, voiceTrack } from './voice-driver.ts';
+import { driveFromSong } from './song-drive.ts';
 import { createWatermark } from './watermark.ts';
 
 
@@ -29,8 +29,12 @@ export interface RenderVideoOptions {
   /** A learned lip-sync model (the Wav2Lip contract, RENDER_MODEL_PATH); absent: the face rig animates the photo itself. */
   model?: LipSyncModel;
   imagePath: string;
-  /** The audio the mouth follows (the analysis copy); also the soundtrack where there is no `soundtrackPath`. */
+  /** The analysis copy of the audio: the mouth follows it when there is no `vocalsPath`; also the soundtrack where there is no `soundtrackPath`. */
   audioPath: string;
+  /** The vocal stem (mono, as long as `audioPath`): the mouth follows it, and rests where it holds no voice. */
+  vocalsPath?: string;
+  /** The accompaniment stem: its beats drive the head (README, "The band drives the body"). */
+  accompanimentPath?: string;
   /** The video's prepared soundtrack (AAC in M4A), copied into the MP4 as it is. */
   soundtrackPath?: string;
   outputPath: string;
@@ -97,6 +101,8 @@ export interface RenderResult {
   fit: FaceFit;
   /** Where the face came from: the photo check, the person, or a detection at the render (and why). */
   faceOrigin: RenderedFace;
+  /** How the mouth followed the singing (the face rig; a learned model's mouth is not measured). */
+  sync?: RenderSync;
 }
 
 const FRAME_POOL = 4;
@@ -176,15 +182,24 @@ export interface PreparedJob {
   fit: FaceFit;
   faceOrigin: RenderedFace;
   audio: DecodedAudio;
+  /** The stems, when the render was given them. */
+  vocals?: DecodedAudio;
+  accompaniment?: DecodedAudio;
   timings: Pick<StageTimings, 'decode' | 'detect'>;
 }
 
 /** Everything that happens once per job before frames flow: decoding, detection, framing. */
 export async function prepareJob(
-  options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'photoCheck' | 'signal'>,
+  options: Pick<RenderVideoOptions, 'imagePath' | 'audioPath' | 'vocalsPath' | 'accompanimentPath' | 'width' | 'aspect' | 'detector' | 'faceHints' | 'photoCheck' | 'signal'>,
 ): Promise<PreparedJob> {
   let mark = performance.now();
-  const [image, audio] = await Promise.all([decodeImage(options.imagePath), decodeAudio(options.audioPath, options.signal)]);
+  const stem = (path: string | undefined) => (path ? decodeStem(path, options.signal) : undefined);
+  const [image, audio, vocals, accompaniment] = await Promise.all([
+    decodeImage(options.imagePath),
+    decodeAudio(options.audioPath, options.signal),
+    stem(options.vocalsPath),
+    stem(options.accompanimentPath),
+  ]);
   const decode = performance.now() - mark;
   throwIfAborted(options.signal);
 
@@ -212,7 +227,18 @@ export async function prepareJob(
   const sy = framing.height / box.height;
   const frameFaceValue = mapFace(found, (x, y) => [(x - box.left) * sx, (y - box.top) * sy], (sx + sy) / 2);
   const detect = performance.now() - mark;
-  return { frame, frameFace: frameFaceValue, face, framing: { ...crop }, fit: framing.fit, faceOrigin: origin, audio, timings: { decode, detect } };
+  return {
+    frame,
+    frameFace: frameFaceValue,
+    face,
+    framing: { ...crop },
+    fit: framing.fit,
+    faceOrigin: origin,
+    audio,
+    ...(vocals ? { vocals } : {}),
+    ...(accompaniment ? { accompaniment } : {}),
+    timings: { decode, detect },
+  };
 }
 
 /**
@@ -252,18 +278,23 @@ interface Synthesis {
   /** The frame shown as the thumbnail. */
   thumbnailIndex: number;
   featuresMs: number;
+  /** The face rig's sync report. */
+  sync?: RenderSync;
   /** Frame buffers the producer can draw into (shared memory for rig threads). */
   allocate(bytes: number): Buffer;
   close(): Promise<void>;
 }
 
-/** The face rig: the voice (or the song's keyframes) drives the jaw, idle life adds blinks and head motion. */
+/**
+ * The face rig: the voice (the vocal stem, else the analysis copy; or the song's keyframes) drives the jaw, idle life
+ * adds blinks and head motion (on the band's beats when the accompaniment has them).
+ */
 async function rigSynthesis(job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
   const mark = performance.now();
-  const voice = options.mouthTrack ? keyframedTrack(options.mouthTrack, fps, frames) : voiceTrack(job.audio.samples, job.audio.sampleRate, fps, frames);
+  const { voice, rhythm, sync } = driveFromSong(job, fps, frames, options.mouthTrack);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
-  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, BLINK_EVERY[mouthKindOf(job.frameFace.species)]);
+  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, BLINK_EVERY[mouthKindOf(job.frameFace.species)], rhythm);
   const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
@@ -282,7 +313,7 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
       await pool.render(index, poseOf(index), out);
       timings.composite += performance.now() - started;
     };
-    return { produce, thumbnailIndex, featuresMs, allocate: sharedFrameBuffer, close: () => pool.close() };
+    return { produce, thumbnailIndex, featuresMs, sync, allocate: sharedFrameBuffer, close: () => pool.close() };
   }
   const rig = new FaceRig(rigOptions);
   const produce: FrameProducer = (index, out) => {
@@ -290,13 +321,14 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
     rig.render(poseOf(index), out);
     timings.composite += performance.now() - started;
   };
-  return { produce, thumbnailIndex, featuresMs, allocate: (bytes) => Buffer.allocUnsafe(bytes), close: async () => undefined };
+  return { produce, thumbnailIndex, featuresMs, sync, allocate: (bytes) => Buffer.allocUnsafe(bytes), close: async () => undefined };
 }
 
 /** A learned model: batches of mel windows and face crops through onnxruntime, blended back at the mouth. */
 async function modelSynthesis(model: LipSyncModel, job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
   let mark = performance.now();
-  const mel = melSpectrogram(job.audio.samples);
+  // The model hears the voice alone when there is a vocal stem.
+  const mel = melSpectrogram((job.vocals ?? job.audio).samples);
   const featuresMs = performance.now() - mark;
   const { frame } = job;
   const crop = cropBoxFor(mouthRegionOf(job.frameFace), frame.width, frame.height);
@@ -450,7 +482,8 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
   }
   timings.total = performance.now() - started;
   options.onProgress?.(100);
-  logger.info('render finished', { frames, ms: Math.round(timings.total) });
+  const sync = synthesis.sync;
+  logger.info('render finished', { frames, ms: Math.round(timings.total), ...(sync ? { sync } : {}) });
   return {
     durationSeconds: audio.durationSeconds,
     frames,
@@ -463,5 +496,6 @@ export async function renderVideo(options: RenderVideoOptions): Promise<RenderRe
     framing: job.framing,
     fit: job.fit,
     faceOrigin: job.faceOrigin,
+    ...(sync ? { sync } : {}),
   };
 }

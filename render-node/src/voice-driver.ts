@@ -1,5 +1,7 @@
 import type { MouthTrack } from '@petsing/workflows';
 import { fftPlan } from './fft.ts';
+import { envelope, hopOf, percentile, perFrame, slidingExtreme } from './signal.ts';
+import type { VocalActivity } from './vocal-activity.ts';
 
 /**
  * What the voice asks of the face in each video frame. `open` and `round` shape the mouth (0-1);
@@ -15,7 +17,6 @@ export interface VoiceTrack {
   singing: Float32Array;
 }
 
-const HOP_SECONDS = 0.01;
 const WINDOW = 256;
 /** The band a singing or speaking voice fills (fundamental to upper formants); kick drums and cymbals mostly fall outside. */
 const VOICE_BAND_HZ = [180, 4000] as const;
@@ -45,70 +46,15 @@ const BED_WINDOW_SECONDS = 4;
 const BED_MARGIN_DB = 3;
 const BED_RANGE_DB = 18;
 
-/** Minimum of `values` over a window of `width` centred on each index (a monotonic deque: linear time). */
-function slidingMinimum(values: Float32Array, width: number): Float32Array {
-  const half = Math.floor(width / 2);
-  const out = new Float32Array(values.length);
-  const deque: number[] = [];
-  let head = 0;
-  for (let i = 0; i < values.length + half; i++) {
-    if (i < values.length) {
-      while (deque.length > head && values[deque[deque.length - 1]!]! >= values[i]!) deque.pop();
-      deque.push(i);
-    }
-    const centre = i - half;
-    if (centre < 0) continue;
-    while (deque[head]! < centre - half) head++;
-    out[centre] = values[deque[head]!]!;
-  }
-  return out;
-}
-
-function percentile(values: Float32Array, p: number): number {
-  const sorted = Float32Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(p * (sorted.length - 1))))] ?? 0;
-}
-
-/** Follows `target` with separate rise and fall speeds (one-pole smoothing). */
-function envelope(target: Float32Array, rate: number, attackSeconds: number, releaseSeconds: number): Float32Array {
-  const attack = 1 - Math.exp(-1 / (attackSeconds * rate));
-  const release = 1 - Math.exp(-1 / (releaseSeconds * rate));
-  const out = new Float32Array(target.length);
-  let level = 0;
-  for (let i = 0; i < target.length; i++) {
-    const value = target[i]!;
-    level += (value - level) * (value > level ? attack : release);
-    out[i] = level;
-  }
-  return out;
-}
-
-/** Mean of `values` (at `rate` per second) over each video frame's time span. */
-function perFrame(values: Float32Array, rate: number, fps: number, frames: number): Float32Array {
-  const out = new Float32Array(frames);
-  for (let f = 0; f < frames; f++) {
-    const from = Math.floor((f / fps) * rate);
-    const to = Math.max(from + 1, Math.floor(((f + 1) / fps) * rate));
-    let sum = 0;
-    let count = 0;
-    for (let i = from; i < to && i < values.length; i++) {
-      sum += values[i]!;
-      count++;
-    }
-    out[f] = count ? sum / count : 0;
-  }
-  return out;
-}
-
 /**
  * Turns a clip into mouth and head motion, driven by the voice: the voice band's loudness
  * normalised to the clip (so a quiet recording sings as wide as a loud one), syllable onsets from
  * the band's spectral flux, and the vowel's shape from where its energy sits (open vowels are loud
- * in the first formant, rounded ones have a low spectral centroid).
+ * in the first formant, rounded ones have a low spectral centroid). With the voice's `activity` (a vocal stem's,
+ * vocal-activity.ts) the mouth opens only where a voice sings: elsewhere it rests, whatever the stem holds.
  */
-export function voiceTrack(samples: Float32Array, sampleRate: number, fps: number, frames: number): VoiceTrack {
-  const hop = Math.round(HOP_SECONDS * sampleRate);
-  const rate = sampleRate / hop;
+export function voiceTrack(samples: Float32Array, sampleRate: number, fps: number, frames: number, activity?: VocalActivity): VoiceTrack {
+  const { hop, rate } = hopOf(sampleRate);
   const hops = Math.max(1, Math.ceil(samples.length / hop));
   const plan = fftPlan(WINDOW);
   const hann = Float64Array.from({ length: WINDOW }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / WINDOW));
@@ -157,7 +103,7 @@ export function voiceTrack(samples: Float32Array, sampleRate: number, fps: numbe
   const loud = percentile(level, 0.95);
   // What plays under the voice: the quietest the band gets around each moment. A band that goes on
   // through the singer's pauses sets this floor, so the mouth closes when only the band plays.
-  const bed = slidingMinimum(envelope(level.map((value) => value - silenceDb(loud)), rate, 0.05, 0.05), Math.round(BED_WINDOW_SECONDS * rate));
+  const bed = slidingExtreme(envelope(level.map((value) => value - silenceDb(loud)), rate, 0.05, 0.05), Math.round(BED_WINDOW_SECONDS * rate), 'min');
   const floor = loud - OPEN_RANGE_DB;
   const silence = silenceDb(loud);
   const fluxScale = Math.max(1e-6, percentile(flux, 0.95));
@@ -175,6 +121,14 @@ export function voiceTrack(samples: Float32Array, sampleRate: number, fps: numbe
     accent[h] = voiced ? Math.min(1, flux[h]! / fluxScale) * loudness : 0;
     // Rounded vowels (oo, oh) sit low: centroid 700 Hz → fully round, 1900 Hz and above → spread.
     shape[h] = voiced ? Math.min(1, Math.max(0, (1900 - centroid[h]!) / 1200)) : 0;
+  }
+  if (activity) {
+    // The gate opens as fast as a mouth and closes as a mouth does: a phrase's last note is not cut.
+    const gate = envelope(activity.active, rate, ATTACK_SECONDS, RELEASE_SECONDS);
+    for (let h = 0; h < hops; h++) {
+      target[h] = target[h]! * (gate[h] ?? 0);
+      accent[h] = accent[h]! * (gate[h] ?? 0);
+    }
   }
   const opened = envelope(target, rate, ATTACK_SECONDS, RELEASE_SECONDS);
   const rounded = envelope(shape, rate, 0.06, 0.1);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../src/logger.ts';
+import { pearson as signalPearson } from '../src/signal.ts';
 
 export const run = promisify(execFile);
 
@@ -54,20 +55,8 @@ export function meanAbsDiff(a: Uint8Array, b: Uint8Array): number {
   return sum / a.length;
 }
 
-export function pearson(x: number[], y: number[]): number {
-  const n = Math.min(x.length, y.length);
-  const mx = x.slice(0, n).reduce((a, b) => a + b, 0) / n;
-  const my = y.slice(0, n).reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (x[i]! - mx) * (y[i]! - my);
-    sxx += (x[i]! - mx) ** 2;
-    syy += (y[i]! - my) ** 2;
-  }
-  return sxy / Math.sqrt(sxx * syy);
-}
+/** Pearson's r (the render's own, src/signal.ts), NaN where a series is constant. */
+export const pearson = (x: ArrayLike<number>, y: ArrayLike<number>): number => signalPearson(x, y) ?? Number.NaN;
 
 export interface ProbedStream {
   codec_type: string;

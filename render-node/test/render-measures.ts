@@ -75,6 +75,65 @@ function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number
 }
 
 
+/** How far (px) the head's whole-pixel motion may carry the face: idle-life.ts caps it at 3 px, and a phrase start lifts a nod by 70%. */
+const HEAD_SHIFT = 5;
+
+type Render = { path: string; crop: Crop; width: number; height: number };
+
+/**
+ * A window of every frame compared with frame `reference` at each whole-pixel shift up to HEAD_SHIFT: per frame, the
+ * least mean absolute grey difference (`change`) and the shift that gives it (`shift`, [dx, dy]: the frame's content
+ * moved right and down by that much).
+ */
+async function windowMotion(render: Render, centre: [number, number], size: number, below: number, reference: number): Promise<{ change: number[]; shift: Array<[number, number]> }> {
+  const box = boxAround(render.width - 2 * HEAD_SHIFT, render.height - 2 * HEAD_SHIFT, [centre[0] - HEAD_SHIFT, centre[1] - HEAD_SHIFT], size, below);
+  // The window with a margin of HEAD_SHIFT on every side (inside the frame): each frame is compared at every shift.
+  const wide = { left: box.left, top: box.top, width: box.width + 2 * HEAD_SHIFT, height: box.height + 2 * HEAD_SHIFT };
+  const frames = await decodeRegion(render.path, wide);
+  const still = frames[reference]!;
+  const area = box.width * box.height;
+  // Nearest shifts first, so a tie keeps the smallest motion.
+  const shifts: Array<[number, number]> = [];
+  for (let dy = -HEAD_SHIFT; dy <= HEAD_SHIFT; dy++) for (let dx = -HEAD_SHIFT; dx <= HEAD_SHIFT; dx++) shifts.push([dx, dy]);
+  shifts.sort((p, q) => Math.hypot(...p) - Math.hypot(...q));
+  const change: number[] = [];
+  const shift: Array<[number, number]> = [];
+  for (const frame of frames) {
+    let best = Infinity;
+    let at: [number, number] = [0, 0];
+    for (const [dx, dy] of shifts) {
+      let sum = 0;
+      for (let y = 0; y < box.height && sum < best * area; y++) {
+        const row = (y + HEAD_SHIFT) * wide.width + HEAD_SHIFT;
+        const moved = row + dy * wide.width + dx;
+        for (let x = 0; x < box.width; x++) sum += Math.abs(frame[moved + x]! - still[row + x]!);
+      }
+      if (sum / area < best) [best, at] = [sum / area, [dx, dy]];
+    }
+    change.push(best);
+    shift.push(at);
+  }
+  return { change, shift };
+}
+
+/**
+ * The mouth window's change from frame `reference` (the mouth closed), per frame: the window around the annotated
+ * mouth, at the whole-pixel shift that matches best. The head moves the mouth with it by whole pixels (a nod on the
+ * beat), which is not the mouth opening; what no shift explains is the mouth's own motion (and the encoder's noise).
+ */
+export async function mouthWindowChange(render: Render, annotation: Annotation, reference = 10): Promise<number[]> {
+  const unit = faceUnit(annotation) * (render.width / render.crop.width);
+  return (await windowMotion(render, toFrame(render.crop, render.width, annotation.mouth!), 0.6 * unit, 0.75, reference)).change;
+}
+
+/** How far down (px) the head sits in each frame against frame `reference`: the best whole-pixel shift of the window around the eyes. */
+export async function headDrop(render: Render, annotation: Annotation, reference = 10): Promise<number[]> {
+  const unit = faceUnit(annotation) * (render.width / render.crop.width);
+  const [[x0, y0], [x1, y1]] = annotation.eyes!;
+  const eyes = toFrame(render.crop, render.width, [(x0 + x1) / 2, (y0 + y1) / 2]);
+  return (await windowMotion(render, eyes, 0.6 * unit, 0.5, reference)).shift.map(([, dy]) => dy);
+}
+
 export interface SingingMeasures {
   frames: number;
   /** Pearson r between the mouth window's change from a closed frame and the voice's loudness. */

@@ -20,7 +20,7 @@ import { createLogger } from '../../control-plane/src/logging/logger.ts';
 import { openAppContext } from '../../control-plane/src/runtime/bootstrap.ts';
 import { createTestAccount } from '../support/accounts.ts';
 import { toneWav } from '../support/audio.ts';
-import { apiCall } from '../support/http.ts';
+import { apiCall, videoOutcome } from '../support/http.ts';
 import { createPostgresTestDatabase } from '../support/database.ts';
 import { freeMetricsPort, parseScrape, total, type Series } from '../support/metrics-scrape.ts';
 import { petPhoto } from '../support/pet-photo.ts';
@@ -175,24 +175,8 @@ async function createAndFollow(outcome: Outcome, key: string, photo: { name: str
   if (created.status !== 202) throw new Error(`POST /v1/videos answered ${created.status}: ${JSON.stringify(created.body)}`);
   outcome.accepted = Date.now();
   // The video's event stream, read to its end: the completion as seen here.
-  const response = await fetch(`${baseUrl}/v1/videos/${(created.body as { id: string }).id}/events`, { headers: { Authorization: `Bearer ${key}` } });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of response.body!) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
-      buffer = buffer.slice(end + 2);
-      if (!data) continue;
-      const video = JSON.parse(data.slice(6)) as { status: string };
-      if (video.status === 'completed' || video.status === 'failed') {
-        outcome.status = video.status;
-        outcome.finishedAt = Date.now();
-        return;
-      }
-    }
-  }
+  outcome.status = await videoOutcome(baseUrl, (created.body as { id: string }).id, key);
+  outcome.finishedAt = Date.now();
 }
 
 /** Prints the run's figures; answers how many videos completed. */

@@ -20,3 +20,22 @@ export async function apiCall(baseUrl: string, method: string, path: string, key
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
+
+/** Reads a video's event stream (GET /v1/videos/{id}/events) until it is `completed` or `failed`; answers that status. */
+export async function videoOutcome(baseUrl: string, id: string, key: string): Promise<'completed' | 'failed'> {
+  const response = await fetch(`${baseUrl}/v1/videos/${id}/events`, { headers: { Authorization: `Bearer ${key}` } });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of response.body!) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+      buffer = buffer.slice(end + 2);
+      if (!data) continue;
+      const { status } = JSON.parse(data.slice(6)) as { status: string };
+      if (status === 'completed' || status === 'failed') return status;
+    }
+  }
+  throw new Error(`the event stream of video ${id} ended before it finished`);
+}

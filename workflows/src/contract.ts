@@ -231,6 +231,12 @@ export const RenderLipSyncInput = z.object({
   mouthTrackKey: z.string().optional(),
   /** The photo check's face: used without detecting again when the node's face finder is the one that found it. */
   photoCheck: PhotoCheck.optional(),
+  /**
+   * The audio's stems (PreparedAudio.stems): the mouth follows the vocal stem and rests where it holds no voice; the
+   * accompaniment's beats move the head. Absent (templates, audio prepared before stems, renders planned before the
+   * field): the mouth follows the analysis copy.
+   */
+  stems: AudioStems.optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
 

@@ -19,25 +19,26 @@ import { detectInPhoto, DetectionFailure, faceRecord, type FaceDetector, type Pe
 import { renderVideo, type StageTimings } from '../render-pipeline.ts';
 import { defaultRigThreads } from '../rig-pool.ts';
 import { renderSamplePet } from '../sample-pet.ts';
-import { writeSyntheticSong } from './synthetic-audio.ts';
+import { writeSyntheticMix, writeSyntheticSong } from './synthetic-audio.ts';
 
 const run = promisify(execFile);
 
 const USAGE = `render-node: the petsing render node's tools
 
   render-node render --image pet.jpg --audio song.mp3 --out out.mp4
-                     [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
+                     [--vocals vocals.wav] [--accompaniment accompaniment.wav] [--thumbnail out.jpg] [--model m.onnx] [--provider cpu|cuda]
                      [--cuda-fallback cpu|refuse] [--no-watermark] [--size 720] [--fps 25]
                      [--aspect square|4:5|9:16] [--rig-threads N] [--batch-size 32] [--detector-model d.onnx]
                      [--no-idle-motion] [--mouth X,Y] [--json]
   render-node detect --image pet.jpg [--json] [--provider cpu|cuda] [--cuda-fallback cpu|refuse]
                      [--detector-model d.onnx]
   render-node bench  [--seconds 20] [--rounds 3] [--size 720] [--aspect square|4:5|9:16] [--rig-threads N] [--fps 25]
-                     [--model m.onnx] [--provider cpu|cuda] [--preset veryfast] [--keep DIR]
+                     [--model m.onnx] [--provider cpu|cuda] [--preset veryfast] [--stems] [--keep DIR]
   render-node doctor [--model m.onnx] [--provider cpu|cuda] [--detector-model d.onnx]
 
 --mouth: where the pet's mouth is, in pixels of the photo (after EXIF orientation); the render uses it
-as given. detect --json prints exactly one JSON object: {"face": null | {...}, "model": ..., "providers": [...]}
+as given. --vocals and --accompaniment: the audio's stems (as audio preparation makes them): the mouth follows the
+vocals and rests where they hold no voice, the accompaniment's beats move the head (bench --stems: a synthetic band). detect --json prints exactly one JSON object: {"face": null | {...}, "model": ..., "providers": [...]}
 (README). --provider runs the pet-face model (and a learned lip-sync model) on the CPU or CUDA.
 --size is the output width; the height follows --aspect (square 720x720, 4:5 720x900, 9:16 720x1280).
 Without --model (or RENDER_MODEL_PATH) the face rig animates the photo; with one, the learned model does.
@@ -102,6 +103,8 @@ async function renderCommand(argv: string[]): Promise<number> {
       ...commonOptions,
       image: { type: 'string' },
       audio: { type: 'string' },
+      vocals: { type: 'string' },
+      accompaniment: { type: 'string' },
       out: { type: 'string' },
       thumbnail: { type: 'string' },
       'no-watermark': { type: 'boolean', default: false },
@@ -134,6 +137,8 @@ async function renderCommand(argv: string[]): Promise<number> {
     detector,
     imagePath: values.image,
     audioPath: values.audio,
+    ...(values.vocals ? { vocalsPath: values.vocals } : {}),
+    ...(values.accompaniment ? { accompanimentPath: values.accompaniment } : {}),
     outputPath: values.out,
     thumbnailPath,
     watermark: !values['no-watermark'],
@@ -153,10 +158,11 @@ async function renderCommand(argv: string[]): Promise<number> {
   if (values.json) {
     const stageMs = Object.fromEntries(Object.entries(result.stageTimings).map(([stage, ms]) => [stage, Math.round(ms)]));
     const crop = Object.fromEntries(Object.entries(result.framing).map(([key, value]) => [key, Math.round(value)]));
-    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, framing: result.fit, face: faceJson(result.face), ...detectorJson(detector), stage_ms: stageMs }));
+    console.log(JSON.stringify({ output: values.out, thumbnail: thumbnailPath, crop, width: result.width, height: result.height, aspect, renderer: result.renderer, fps: result.fps, frames: result.frames, duration_seconds: result.durationSeconds, framing: result.fit, face: faceJson(result.face), ...detectorJson(detector), ...(result.sync ? { sync: result.sync } : {}), stage_ms: stageMs }));
     return 0;
   }
   console.log(`wrote ${values.out} and ${thumbnailPath}: ${result.frames} frames, ${result.durationSeconds.toFixed(2)} s, rendered in ${seconds.toFixed(2)} s (real-time factor ${(seconds / result.durationSeconds).toFixed(2)})`);
+  if (result.sync) console.log(`sync: ${JSON.stringify(result.sync)}`);
   return 0;
 }
 
@@ -176,7 +182,7 @@ function stageTable(timings: StageTimings, frames: number): string {
 async function benchCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { ...commonOptions, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' }, preset: { type: 'string', default: 'veryfast' }, keep: { type: 'string' } },
+    options: { ...commonOptions, seconds: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' }, preset: { type: 'string', default: 'veryfast' }, stems: { type: 'boolean', default: false }, keep: { type: 'string' } },
   });
   if (values.help) {
     console.error(USAGE);
@@ -191,16 +197,19 @@ async function benchCommand(argv: string[]): Promise<number> {
   const dir = values.keep ?? (await mkdtemp(join(tmpdir(), 'petsing-bench-')));
   try {
     const imagePath = join(dir, 'sample-pet.png');
-    const audioPath = join(dir, 'song.mp3');
+    const audioPath = join(dir, values.stems ? 'mix.wav' : 'song.mp3');
     const outputPath = join(dir, 'bench.mp4');
     const rawPath = join(dir, 'frames.rgb');
     // Large enough that no shape is enlarged: the benchmark measures full-size frames.
     await writeFile(imagePath, await renderSamplePet(2048));
-    await writeSyntheticSong(audioPath, seconds);
+    // With --stems, the song is the vocal stem over a synthetic band (the accompaniment stem), and the mix the analysis copy.
+    const stems = values.stems ? { vocalsPath: join(dir, 'vocals.wav'), accompanimentPath: join(dir, 'accompaniment.wav') } : {};
+    if (values.stems) await writeSyntheticMix({ mix: audioPath, voice: stems.vocalsPath!, band: stems.accompanimentPath! }, seconds);
+    else await writeSyntheticSong(audioPath, seconds);
 
     const model = await loadConfiguredModel(config, consoleLogger(values.verbose));
     const rigThreads = config.RENDER_RIG_THREADS ?? defaultRigThreads();
-    const common = { model, imagePath, audioPath, watermark: true, faceHints: SAMPLE_PET_FACE, width, aspect, fps, preset: values.preset, rigThreads };
+    const common = { model, imagePath, audioPath, ...stems, watermark: true, faceHints: SAMPLE_PET_FACE, width, aspect, fps, preset: values.preset, rigThreads };
     // The frames once into a raw file (untimed), for the encoder-alone runs.
     await renderVideo({ ...common, outputPath: join(dir, 'bench-raw.mp4'), thumbnailPath: join(dir, 'bench-raw.jpg'), rawFramesPath: rawPath });
     const rounds = Math.max(1, Number(values.rounds));
@@ -220,7 +229,7 @@ async function benchCommand(argv: string[]): Promise<number> {
     const first = render!;
     const renderer = model ? `model ${model.metadata.model_version ?? model.source} (S=${model.faceSize}, batch ${model.batchSize}), provider ${model.provider}` : `face rig (CPU, ${rigThreads ? `${rigThreads} worker thread${rigThreads > 1 ? 's' : ''}` : 'on the render loop'})`;
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
-    console.log(`render benchmark: ${seconds} s clip, ${first.width}x${first.height} (${aspect}), ${fps} fps, ${renderer}`);
+    console.log(`render benchmark: ${seconds} s clip${values.stems ? ' with stems (a synthetic voice over a synthetic band)' : ''}, ${first.width}x${first.height} (${aspect}), ${fps} fps, ${renderer}`);
     console.log(`machine: ${availableParallelism()} cores, ${cpu}, node ${process.version}, load average ${loadavg()[0]!.toFixed(2)}`);
     const wall = first.stageTimings.total / 1000;
     console.log(`\nfull render, round 1 (stages overlap, so the stage times add up to more than the total):`);

@@ -71,6 +71,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
         // A render planned before soundtracks were prepared has none: the analysis copy is encoded instead.
         if (input.deliveryAudioKey && soundtrackPath) await download(deps.objects, input.deliveryAudioKey, soundtrackPath);
         const mouthTrack = input.mouthTrackKey ? await readMouthTrack(deps.objects, input.mouthTrackKey) : undefined;
+        const { vocalsPath, accompanimentPath } = await downloadStems(deps.objects, input, directory, audioPath);
 
         const renderStarted = performance.now();
         const result = await renderVideo({
@@ -85,6 +86,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           ...(input.photoCheck ? { photoCheck: input.photoCheck } : {}),
           ...(input.aspect ? { aspect: input.aspect } : {}),
           ...(mouthTrack ? { mouthTrack } : {}),
+          ...(vocalsPath ? { vocalsPath } : {}),
+          ...(accompanimentPath ? { accompanimentPath } : {}),
           width: deps.width,
           ...(deps.rigThreads === undefined ? {} : { rigThreads: deps.rigThreads }),
           fps: deps.fps,
@@ -123,6 +126,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           durationSeconds: result.durationSeconds,
           frames: result.frames,
           face: result.faceOrigin,
+          ...(result.sync ? { sync: result.sync } : {}),
         };
       } catch (error) {
         // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
@@ -180,6 +184,24 @@ async function readMouthTrack(objects: ObjectStore, key: string): Promise<MouthT
   } catch (error) {
     throw new RenderError('mouth_track_invalid', `the song's mouth keyframes (${key}) are not a valid mouth track: ${(error as Error).message}`, 'Re-seed the templates (they are rebuilt when their files are missing).', { cause: error });
   }
+}
+
+/**
+ * The audio's stems, when it has them: the mouth follows the voice alone, the head the band. Text-to-speech's vocal
+ * stem is the analysis copy itself (`audioPath`, not downloaded again), and it has no accompaniment.
+ */
+async function downloadStems(objects: ObjectStore, input: RenderLipSyncInput, directory: string, audioPath: string): Promise<{ vocalsPath?: string; accompanimentPath?: string }> {
+  const { stems } = input;
+  if (!stems) return {};
+  let vocalsPath = audioPath;
+  if (stems.vocalKey !== input.audioKey) {
+    vocalsPath = join(directory, 'vocals.wav');
+    await download(objects, stems.vocalKey, vocalsPath);
+  }
+  if (!stems.accompanimentKey) return { vocalsPath };
+  const accompanimentPath = join(directory, 'accompaniment.wav');
+  await download(objects, stems.accompanimentKey, accompanimentPath);
+  return { vocalsPath, accompanimentPath };
 }
 
 async function download(objects: ObjectStore, key: string, path: string): Promise<void> {

@@ -182,6 +182,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
       ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
       // The face the owner was shown; plans from before stored faces have none, and the render finds it.
       ...(plan.photoCheck ? { photoCheck: plan.photoCheck } : {}),
+      // The vocal and accompaniment stems; audio prepared before stems (and template songs) has none.
+      ...(audio.stems ? { stems: audio.stems } : {}),
     })
     .finally(() => (rendering = false));
   // A cancellation leaves the loop below before the render settles; its rejection must not go unhandled,
