@@ -267,7 +267,7 @@ describe('the web app in Chromium', () => {
 
     // The first song (the oldest template), as GET /templates lists them, and the story shape.
     await page.locator('input[name=template_id]').first().check();
-    const [chosen] = await json(fetch(`${baseUrl}/templates`));
+    const templates = (await json(fetch(`${baseUrl}/templates`))) as Array<{ id: string; duration_seconds: number }>;
     await page.getByLabel(/Story/).check();
     await onDesktop('/app/new', 'create', (target) => target.getByText('2 free videos left').waitFor());
 
@@ -299,6 +299,9 @@ describe('the web app in Chromium', () => {
     const form = (await creating).postData() ?? '';
     const field = (name: string) => formField(form, name);
     expect(field('image_id')).toMatch(/^[0-9a-f-]{36}$/);
+    // The song the video is made of: the one checked last (the second), as the create sent it.
+    const chosen = templates.find((template) => String(template.id) === field('template_id'))!;
+    expect(chosen, form).toBeDefined();
     expect(form).not.toContain('filename=');
     expect(JSON.parse(field('face') ?? '{}').mouth).toEqual(placed);
     await page.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
@@ -332,7 +335,7 @@ describe('the web app in Chromium', () => {
     await video.evaluate((element) => (element as unknown as MediaElement).play().catch(() => undefined));
     await playerReady(page, 3);
     const duration = await video.evaluate((element) => (element as unknown as MediaElement).duration);
-    expect(Math.abs(duration - Math.min(30, chosen.duration_seconds))).toBeLessThan(0.5);
+    expect(Math.abs(duration - Math.min(30, chosen.duration_seconds)), `${duration} s played, song ${JSON.stringify(chosen)}`).toBeLessThan(0.1);
     await page.getByRole('link', { name: 'Download' }).waitFor();
     await video.evaluate((element) => (element as unknown as MediaElement).pause());
     await shoot(page, 'video', 'phone');
