@@ -8,6 +8,7 @@ import type { Json } from './support/http.ts';
 import { startRenderingService } from './support/image-host.ts';
 import { waitFor } from './support/processes.ts';
 import { audioStreamsOf, channelLevels, durationsOf, loudnessOf, stereoWidthDb, writeStereoSource } from './support/soundtrack.ts';
+import { seedTemplates } from './support/templates.ts';
 
 /**
  * Issue 35, end to end (real API, Temporal, control worker and render node): the sound of a finished video, as an
@@ -58,7 +59,7 @@ describe('the soundtrack of a finished video', () => {
     source = join(scratch, 'stereo-clip.wav');
     // Small frames: the sound is what is looked at.
     [rendering] = await Promise.all([startRenderingService({ RENDER_OUTPUT_SIZE: '128' }), writeStereoSource(source, 2.5, -30)]);
-    await rendering.service.context.services.templates.seed(rendering.service.context.logger);
+    await seedTemplates(rendering.service.context);
     owner = await createTestAccount(rendering.service.context, 'soundtrack@example.com', 2);
   }, 240_000);
   afterAll(async () => {

@@ -9,6 +9,7 @@ import { json } from './support/http.ts';
 import { waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { insertWebVideo } from './support/web-video-row.ts';
+import { seedTemplates } from './support/templates.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 /** Debian's chromium, as in web-app-e2e.test.ts; no browser is downloaded. */
@@ -52,7 +53,7 @@ describe('the web app in Chromium: no face, no payments', () => {
       startTestService({ env: { STRIPE_SECRET_KEY: 'sk_test_petsing_web_no_face', STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE: stripe.apiBase } }),
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] }),
     ]);
-    await plain.context.services.templates.seed(plain.context.logger);
+    await seedTemplates(plain.context);
   }, 180_000);
 
   afterAll(async () => {

@@ -22,6 +22,7 @@ import { distance, motionCentre, motionGain, motionMap, type FramePoint } from '
 import { runOperatorCommand } from '../src/cli/operator-commands.ts';
 import { messageFirstLogger } from '../src/logging/logger.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 /** Real photos of the shared development set, read in place: a frontal cat, and groceries in a car boot (no pet). */
 const PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
@@ -103,7 +104,7 @@ describe('photo checks and face hints', () => {
       },
     });
     renderNode = await service.startRenderWorker();
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
   }, 180_000);
   afterAll(async () => {
     await service?.stop();
