@@ -225,7 +225,9 @@ describe('the web app in Chromium: no face, no payments', () => {
     const { id: userId } = await json(fetch(`${paying.baseUrl}/user/me`, { headers: { Authorization: `Bearer ${token}` } }));
     const videoId = await insertWebVideo(paying.database.db, userId as string);
     await page.goto(`${paying.baseUrl}/app/videos/${videoId}`);
-    await page.getByRole('button', { name: 'Remove the watermark ($1.99)' }).waitFor();
+    // The page asks for the video and the prices at once; on a loaded machine (the suite's two files at a time) that has
+    // taken longer than the default 30 s.
+    await page.getByRole('button', { name: 'Remove the watermark ($1.99)' }).waitFor({ timeout: 60_000 });
     await page.getByRole('link', { name: 'Plan', exact: true }).click();
     await page.getByRole('button', { name: 'Choose Annual' }).waitFor();
     await page.getByRole('link', { name: 'Developers', exact: true }).click();
