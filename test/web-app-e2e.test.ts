@@ -7,7 +7,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from './support/fake-stripe.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor, waitForHealth } from './support/processes.ts';
+import { embeddedServiceEnv, PETSING_CLI, stopProcess, waitFor, waitForHealth } from './support/processes.ts';
 import { json } from './support/http.ts';
 import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
 import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
@@ -102,14 +102,7 @@ describe('the web app in Chromium', () => {
     stripe = await startFakeStripe();
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-web-e2e-'));
     shortVideo = await startFakeShortVideo(dataDir);
-    const port = await freePort();
-    baseUrl = `http://localhost:${port}`;
-    const env = serviceProcessEnv({
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_DEV_UI_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
+    const { env, port } = await embeddedServiceEnv(dataDir, {
       RENDER_OUTPUT_SIZE: String(RENDER_SIZE),
       STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
       STRIPE_WEBHOOK_SECRET,
@@ -118,6 +111,7 @@ describe('the web app in Chromium', () => {
       YTDLP_PATH: shortVideo.ytDlpPath,
       DEV_ALLOW_LOCAL_URLS: 'true',
     });
+    baseUrl = `http://localhost:${port}`;
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { freePort, waitFor } from '../support/processes.ts';
+import { embeddedServiceEnv, waitFor } from '../support/processes.ts';
 import { ms, percentile, printTable } from './stats.ts';
 
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '10' } } });
@@ -22,14 +22,11 @@ const run = promisify(execFile);
 const cli = join(import.meta.dirname, '..', '..', 'control-plane', 'bin', 'petsing.mjs');
 
 const dataDir = await mkdtemp(join(tmpdir(), 'petsing-hostile-bench-'));
-const port = await freePort();
-const baseUrl = `http://127.0.0.1:${port}`;
-const env = {
-  PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn',
-  TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_DEV_UI_PORT: String(await freePort()),
+const { env, port } = await embeddedServiceEnv(dataDir, {
   // Every request below is an attacker's; the limits would count them out long before the measurement ends.
   RATE_LIMIT_WRITES_PER_MINUTE: '100000', RATE_LIMIT_READS_PER_MINUTE: '100000', RATE_LIMIT_SIGN_INS_PER_MINUTE: '100000',
-};
+});
+const baseUrl = `http://127.0.0.1:${port}`;
 const service = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 const nested = (shape: 'array' | 'object', depth: number) => (shape === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
 try {
