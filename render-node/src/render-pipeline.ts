@@ -23,6 +23,7 @@ import { idlePoses } from './idle-life.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { driveFromSong } from './song-drive.ts';
 import { createWatermark } from './watermark.ts';
+import { cutOut } from './photo-fill.ts';
 
 
 export interface RenderVideoOptions {
@@ -239,34 +240,6 @@ export async function prepareJob(
     ...(accompaniment ? { accompaniment } : {}),
     timings: { decode, detect },
   };
-}
-
-/**
- * The box of `image` as raw RGB. Where the box reaches past the photo (a shape the photo cannot fill
- * around the whole head), the margin shows a blurred, dimmed copy of the photo, as social video does.
- */
-async function cutOut(image: RgbImage, box: { left: number; top: number; width: number; height: number }): Promise<Buffer> {
-  const raw = { raw: { width: image.width, height: image.height, channels: 3 as const } };
-  const inside = {
-    left: Math.max(0, box.left),
-    top: Math.max(0, box.top),
-    right: Math.min(image.width, box.left + box.width),
-    bottom: Math.min(image.height, box.top + box.height),
-  };
-  const part = { left: inside.left, top: inside.top, width: inside.right - inside.left, height: inside.bottom - inside.top };
-  if (part.width === box.width && part.height === box.height) return await sharp(image.data, raw).extract(part).raw().toBuffer();
-  const backdrop = await sharp(image.data, raw)
-    .resize(box.width, box.height, { fit: 'cover' })
-    .blur(Math.max(2, Math.min(box.width, box.height) / 30))
-    .modulate({ brightness: 0.7 })
-    .raw()
-    .toBuffer();
-  const photo = await sharp(image.data, raw).extract(part).raw().toBuffer();
-  return await sharp(backdrop, { raw: { width: box.width, height: box.height, channels: 3 } })
-    .composite([{ input: photo, raw: { width: part.width, height: part.height, channels: 3 }, left: part.left - box.left, top: part.top - box.top }])
-    .removeAlpha()
-    .raw()
-    .toBuffer();
 }
 
 /** Writes frame `index` into `out`; frames are asked for in order. */
