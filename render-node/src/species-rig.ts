@@ -64,13 +64,13 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 2.6,
     spread: 0.15,
     pucker: 0.35,
-    halfWidth: { share: 0.33, min: 0.15, max: 0.35 },
+    halfWidth: { share: 0.33, min: 0.2, max: 0.35 },
     belowNose: 0,
   },
   // A small mouth below the nose: the lower lip and chin drop, the split upper lip and the nose lift over
   // the incisors (a rabbit sings with its nose); the whisker pads follow.
   rodent: {
-    maxDrop: 0.3,
+    maxDrop: 0.36,
     maxDropPerJaw: 1.2,
     minJaw: 0.26,
     jawBlend: 1.1,
@@ -81,7 +81,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 4,
     spread: 0.05,
     pucker: 0.15,
-    halfWidth: { share: 0.26, min: 0.14, max: 0.2 },
+    halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
     belowNose: 0.14,
   },
   // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
@@ -97,7 +97,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 1.8,
     spread: 0,
     pucker: 0,
-    halfWidth: { share: 0.22, min: 0.1, max: 0.2 },
+    halfWidth: { share: 0.22, min: 0.14, max: 0.22 },
     belowNose: 0,
   },
 };
