@@ -78,7 +78,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     lipShare: 0.9,
     lift: 0.45,
     jawInner: 1.4,
-    jawEdge: 4,
+    jawEdge: 3,
     spread: 0.05,
     pucker: 0.15,
     halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
