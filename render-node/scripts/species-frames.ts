@@ -66,11 +66,11 @@ async function heldOutCandidates(): Promise<string[][]> {
 const detector = await bundledPetFaceModel();
 const silence = join(out, '.audio.wav');
 await writeSyntheticSong(silence, 0.2);
-/** Silence, full voice on an open vowel, and a held high note (what song-drive.ts makes of each). */
+/** Silence, full voice on an open vowel, and a held high note (the eyes narrowed as on any long loud note: expression.ts). */
 const poses: Record<'silence' | 'full' | 'high', RigPose> = {
   silence: { open: 0, round: 0, blink: 0, headX: 0, headY: 0 },
   full: { open: 1, round: 0, blink: 0, headX: 0, headY: 0 },
-  high: { open: 0.8, round: 0.3, blink: 0, headX: 0, headY: 0 },
+  high: { open: 0.8, round: 0.3, blink: 0.35, headX: 0, headY: 0 },
 };
 const devAnnotations = await loadAnnotations(petsDir);
 // Each entry: the photos to try in turn until the model finds a face on one.

@@ -20,6 +20,7 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, eyeDistance, faceFromFractions, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
+import { eyeNarrowing } from './expression.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { driveFromSong } from './song-drive.ts';
 import { createWatermark } from './watermark.ts';
@@ -267,7 +268,10 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   const { voice, rhythm, sync } = driveFromSong(job, fps, frames, options.mouthTrack);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
-  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, BLINK_EVERY[mouthKindOf(job.frameFace.species)], rhythm);
+  const blinkEvery = BLINK_EVERY[mouthKindOf(job.frameFace.species)];
+  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, blinkEvery, rhythm);
+  // Lids that blink also narrow on long loud notes (a bird's are not drawn).
+  const narrowing = idleMotion && blinkEvery ? eyeNarrowing(voice.open, fps) : undefined;
   const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
@@ -277,7 +281,10 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   // The thumbnail shows the pet singing: the widest mouth in the first two thirds.
   let thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
   for (let f = 0; f < Math.ceil((frames * 2) / 3); f++) if (voice.open[f]! > voice.open[thumbnailIndex]! + 0.05) thumbnailIndex = f;
-  const poseOf = (index: number): RigPose => ({ open: voice.open[index]!, round: voice.round[index]!, ...life[index]! });
+  const poseOf = (index: number): RigPose => {
+    const idle = life[index]!;
+    return { open: voice.open[index]!, round: voice.round[index]!, ...idle, blink: Math.max(idle.blink, narrowing?.[index] ?? 0) };
+  };
   const threads = options.rigThreads ?? defaultRigThreads();
   if (threads > 0) {
     const pool = RigPool.start({ ...rigOptions, threads });
