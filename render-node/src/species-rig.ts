@@ -117,13 +117,13 @@ export const BEAK = {
 } as const;
 
 /**
- * How a photo's own open mouth moves: its opening is `rest` of the way into the jaw's range, so in
- * silence it closes that much and with the voice opens by the rest.
+ * How a photo's own open mouth moves: in silence it closes by `rest` of the jaw's range, and full voice opens it by
+ * the whole range past the photo's own opening (so it moves as far as a closed mouth opens, and a little more).
  */
-const OPEN_IN_PHOTO = { rest: 0.25 } as const;
+const OPEN_IN_PHOTO = { rest: 0.3 } as const;
 
-/** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly. */
-export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open - OPEN_IN_PHOTO.rest : open);
+/** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly; never above 1. */
+export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open * (1 + OPEN_IN_PHOTO.rest) - OPEN_IN_PHOTO.rest : open);
 
 /** Seconds between blinks per kind of face; null: no blink is drawn (a bird's nictitating membrane is not a lid). */
 export const BLINK_EVERY: Record<MouthKind, readonly [number, number] | null> = {

@@ -66,6 +66,8 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
+  // PHONE_MEASURES=1 prints every pet's figures (render-node/README.md, "Openings on a phone").
+  if (process.env.PHONE_MEASURES) console.log(table());
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
