@@ -67,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // PHONE_MEASURES=1 prints every pet's figures (render-node/README.md, "Openings on a phone").
-  if (process.env.PHONE_MEASURES) console.log(table());
+  if (process.env.PHONE_MEASURES) console.error(table());
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

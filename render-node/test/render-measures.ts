@@ -65,7 +65,7 @@ export function windowOf(grey: Uint8Array, frameWidth: number, box: Box): Uint8A
 }
 
 /** The voice's loudness (RMS) in each video frame of `fps`, from 16 kHz samples. */
-export function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number[] {
+function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number[] {
   const perFrame = 16000 / fps;
   return Array.from({ length: frames }, (_, i) => {
     let sum = 0;
