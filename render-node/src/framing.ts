@@ -99,13 +99,15 @@ export function frameFace(imageWidth: number, imageHeight: number, face: PetFace
   let width = Math.max(2, aimed * ratio, tallEnough * ratio, wideEnough * ratio, leastWidth);
   // A square stays inside the photo (the tall shapes may reach past its edges, filled).
   if (aspect === 'square') width = Math.min(width, photoWidth);
-  const height = width / ratio;
+  // Whole pixels first, so a crop that fits the photo is placed inside it to the pixel.
+  const cropWidth = Math.max(2, Math.round(width));
+  const cropHeight = Math.max(2, Math.round(cropWidth / ratio));
   const centreX = (features.left + features.right) / 2;
   const crop = {
-    left: place(centreX, width, imageWidth),
-    top: place(centreY + height * (0.5 - fromTop), height, imageHeight),
-    width: Math.round(width),
-    height: Math.round(height),
+    left: place(centreX, cropWidth, imageWidth),
+    top: place(centreY + cropHeight * (0.5 - fromTop), cropHeight, imageHeight),
+    width: cropWidth,
+    height: cropHeight,
   };
   // Never more pixels than the photo has in this shape, and never the shown part enlarged beyond 2×.
   const outWidth = even(Math.min(videoWidth, crop.width * MAX_UPSCALE));
