@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headSize, MIN_FACE_SHARE, MIN_HEAD_SHARE } from '../src/framing.ts';
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import { renderVideo, type RenderResult } from '../src/render-pipeline.ts';
-import { decodeSamples, tempDir, testLogger } from './helpers.ts';
-import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
+import { testLogger } from './helpers.ts';
+import { PETS, type Annotation } from './pet-annotations.ts';
 import { faceUnit, measureOpening, type OpeningMeasures } from './render-measures.ts';
-import { writeSungClip, type SungClip } from './sung-clip.ts';
+import { singingPets, type SungClip } from './sung-clip.ts';
 
 /**
  * Issue 36: every pet of shared/pets sung in 9:16, as a phone shows it, with no hints at all (the face is the
@@ -40,11 +40,7 @@ let pets: string[];
 const rendered = new Map<string, { result: RenderResult; opening: OpeningMeasures }>();
 
 beforeAll(async () => {
-  dir = await tempDir('phone');
-  clip = await writeSungClip(dir);
-  voice = await decodeSamples(clip.voicePath);
-  annotations = await loadAnnotations(PETS);
-  pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
+  ({ dir, clip, voice, annotations, pets } = await singingPets('phone'));
   const detector = await bundledPetFaceModel();
   for (const file of pets) {
     const name = file.replace(/\.\w+$/, '');

@@ -6,10 +6,10 @@ import { frameFace } from '../src/framing.ts';
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import { detectInPhoto, type PetFace } from '../src/pet-face.ts';
 import { renderVideo } from '../src/render-pipeline.ts';
-import { decodeSamples, tempDir, testLogger } from './helpers.ts';
-import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
+import { testLogger } from './helpers.ts';
+import { PETS, type Annotation } from './pet-annotations.ts';
 import { measureSinging, toFrame, type SingingMeasures } from './render-measures.ts';
-import { writeSungClip, type SungClip } from './sung-clip.ts';
+import { singingPets, type SungClip } from './sung-clip.ts';
 
 /**
  * Every pet of shared/pets sung with no hints at all: the landmarks, species, view and open mouth are the
@@ -28,11 +28,7 @@ let pets: string[];
 const measured = new Map<string, SingingMeasures>();
 
 beforeAll(async () => {
-  dir = await tempDir('species');
-  clip = await writeSungClip(dir);
-  voice = await decodeSamples(clip.voicePath);
-  annotations = await loadAnnotations(PETS);
-  pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
+  ({ dir, clip, voice, annotations, pets } = await singingPets('species'));
 }, 60_000);
 
 afterAll(async () => {

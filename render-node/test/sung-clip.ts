@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { run } from './helpers.ts';
+import { decodeSamples, run, tempDir } from './helpers.ts';
+import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
 
 /** Sung phrases (espeak-ng at set pitches) with pauses between them. */
 const PHRASES = ['la la la loo, la la la', 'oh my little friend, sing along', 'ah ee oh, ah ee oh, ooh'];
@@ -40,4 +41,23 @@ export async function writeSungClip(dir: string): Promise<SungClip> {
     `[bass][hat]amix=inputs=2:normalize=0[band];[0:a][band]amix=inputs=2:normalize=0[mix]`;
   await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', voicePath, '-filter_complex', band, '-map', '[mix]', '-ar', '16000', '-ac', '1', songPath]);
   return { voicePath, songPath, seconds };
+}
+
+/** What the tests that sing every pet of shared/pets share: a temporary folder with the sung clip, its voice as samples, and the pets. */
+export interface SingingPets {
+  dir: string;
+  clip: SungClip;
+  voice: Float32Array;
+  annotations: Record<string, Annotation>;
+  /** The photos of shared/pets that show a pet. */
+  pets: string[];
+}
+
+export async function singingPets(prefix: string): Promise<SingingPets> {
+  const dir = await tempDir(prefix);
+  const clip = await writeSungClip(dir);
+  const voice = await decodeSamples(clip.voicePath);
+  const annotations = await loadAnnotations(PETS);
+  const pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
+  return { dir, clip, voice, annotations, pets };
 }
