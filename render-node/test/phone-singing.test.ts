@@ -1,13 +1,11 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headSize, MIN_FACE_SHARE, MIN_HEAD_SHARE } from '../src/framing.ts';
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
-import { renderVideo, type RenderResult } from '../src/render-pipeline.ts';
-import { testLogger } from './helpers.ts';
-import { PETS, type Annotation } from './pet-annotations.ts';
+import type { RenderResult } from '../src/render-pipeline.ts';
+import type { Annotation } from './pet-annotations.ts';
 import { faceUnit, measureOpening, type OpeningMeasures } from './render-measures.ts';
-import { singingPets, type SungClip } from './sung-clip.ts';
+import { singingPets, singPet, type SingingPets } from './sung-clip.ts';
 
 /**
  * Issue 36: every pet of shared/pets sung in 9:16, as a phone shows it, with no hints at all (the face is the
@@ -32,31 +30,19 @@ const MIN_OPENING = 22;
  */
 const STILL_SHORT: Record<string, number> = { 'dog-01.jpg': 15, 'dog-02.png': 8, 'dog-05.jpg': 14, 'bird-03.jpg': 6, 'hamster-02.jpg': 17, 'guinea_pig-01.jpg': 12 };
 
+let setup: SingingPets;
 let dir: string;
-let clip: SungClip;
 let voice: Float32Array;
 let annotations: Record<string, Annotation>;
 let pets: string[];
 const rendered = new Map<string, { result: RenderResult; opening: OpeningMeasures }>();
 
 beforeAll(async () => {
-  ({ dir, clip, voice, annotations, pets } = await singingPets('phone'));
+  setup = await singingPets('phone');
+  ({ dir, voice, annotations, pets } = setup);
   const detector = await bundledPetFaceModel();
   for (const file of pets) {
-    const name = file.replace(/\.\w+$/, '');
-    const result = await renderVideo({
-      imagePath: join(PETS, file),
-      audioPath: clip.songPath,
-      vocalsPath: clip.voicePath,
-      outputPath: join(dir, `${name}.mp4`),
-      thumbnailPath: join(dir, `${name}.jpg`),
-      watermark: false,
-      width: WIDTH,
-      aspect: '9:16',
-      detector,
-      logger: testLogger,
-    });
-    const render = { path: join(dir, `${name}.mp4`), crop: result.framing, width: result.width, height: result.height };
+    const { result, render } = await singPet(setup, file, detector, { width: WIDTH, aspect: '9:16', withVocals: true });
     rendered.set(file, { result, opening: await measureOpening(render, annotations[file]!, voice, FPS) });
   }
 }, 900_000);

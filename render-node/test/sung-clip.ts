@@ -1,5 +1,8 @@
 import { join } from 'node:path';
-import { decodeSamples, run, tempDir } from './helpers.ts';
+import type { VideoAspect } from '@petsing/workflows';
+import type { FaceDetector } from '../src/pet-face.ts';
+import { renderVideo } from '../src/render-pipeline.ts';
+import { decodeSamples, run, tempDir, testLogger } from './helpers.ts';
 import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
 
 /** Sung phrases (espeak-ng at set pitches) with pauses between them. */
@@ -60,4 +63,25 @@ export async function singingPets(prefix: string): Promise<SingingPets> {
   const annotations = await loadAnnotations(PETS);
   const pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
   return { dir, clip, voice, annotations, pets };
+}
+
+/**
+ * Sings `file` of shared/pets unhinted (the face is `detector`'s) over the clip's song, into the setup's folder: the
+ * render's result and the video as the measures take it.
+ */
+export async function singPet(setup: SingingPets, file: string, detector: FaceDetector, options: { width: number; aspect?: VideoAspect; withVocals?: boolean }) {
+  const path = join(setup.dir, `${file.replace(/\.\w+$/, '')}.mp4`);
+  const result = await renderVideo({
+    imagePath: join(PETS, file),
+    audioPath: setup.clip.songPath,
+    ...(options.withVocals ? { vocalsPath: setup.clip.voicePath } : {}),
+    outputPath: path,
+    thumbnailPath: path.replace(/\.mp4$/, '.jpg'),
+    watermark: false,
+    width: options.width,
+    ...(options.aspect ? { aspect: options.aspect } : {}),
+    detector,
+    logger: testLogger,
+  });
+  return { result, render: { path, crop: result.framing, width: result.width, height: result.height } };
 }
