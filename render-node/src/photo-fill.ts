@@ -2,9 +2,9 @@ import sharp from 'sharp';
 import type { RgbImage } from './image-decoder.ts';
 
 /** The blurred fill around a photo that does not reach a tall frame's edges: its blur, as a share of the box's shorter side. */
-const FILL_BLUR = 1 / 25;
+const FILL_BLUR = 1 / 12;
 /** The fill is dimmed this much, so the eye stays on the photo. */
-const FILL_BRIGHTNESS = 0.8;
+const FILL_BRIGHTNESS = 0.75;
 /** The photo fades into the fill over this share of the box's shorter side: no seam where they meet. */
 const FILL_FEATHER = 0.08;
 

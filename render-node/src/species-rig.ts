@@ -74,7 +74,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     maxDropPerJaw: 1.2,
     minJaw: 0.26,
     jawBlend: 1.1,
-    jawFade: 1.8,
+    jawFade: 1.2,
     lipShare: 0.9,
     lift: 0.45,
     jawInner: 1.4,
