@@ -86,7 +86,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
   },
   // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
   beak: {
-    maxDrop: 0.3,
+    maxDrop: 0.4,
     maxDropPerJaw: 1.2,
     minJaw: 0.2,
     jawBlend: 0.6,
@@ -97,7 +97,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 1.8,
     spread: 0,
     pucker: 0,
-    halfWidth: { share: 0.22, min: 0.14, max: 0.22 },
+    halfWidth: { share: 0.26, min: 0.18, max: 0.26 },
     belowNose: 0,
   },
 };
