@@ -26,7 +26,7 @@ export interface RigPose {
  * Jaw poses are drawn at these steps (0.6 px of a 30 px drop: finer than the eye follows at 25 fps)
  * and kept, up to maxBytes, so a pose seen before costs a copy.
  */
-const JAW_CACHE = { openSteps: 48, roundSteps: 6, maxBytes: 64 * 1024 * 1024 } as const;
+const JAW_CACHE = { openSteps: 48, roundSteps: 4, maxBytes: 128 * 1024 * 1024 } as const;
 /** sin 15°. */
 const UPRIGHT_TILT = 0.26;
 

@@ -1,5 +1,5 @@
 import { DEFAULT_VIDEO_ASPECT, type FoundFace, type VideoAspect } from '@petsing/workflows';
-import { eyeDistance, eyeMidpoint, faceLength, type PetFace } from './pet-face.ts';
+import { eyeMidpoint, faceLength, type PetFace, type Point } from './pet-face.ts';
 
 export const DEFAULT_OUTPUT_WIDTH = 720;
 
@@ -7,22 +7,32 @@ export const DEFAULT_OUTPUT_WIDTH = 720;
 const ASPECT_RATIO: Record<VideoAspect, number> = { square: 1, '9:16': 9 / 16, '4:5': 4 / 5 };
 
 /**
- * How much of the frame's width the face takes, per shape, in "face widths" (the wider of two eye
- * distances and 1.6 face lengths, which covers ears and cheeks): a tall frame is narrow, so the pet
- * is framed closer to fill it, and the height left over shows the chest.
+ * The least share of the frame's height the head (the pet-face model's head box) takes, per shape: on a phone a
+ * 9:16 video shows the head at 40% of the screen's height at least, a square at half. Below it (the pet too small
+ * in the photo to be brought up to it without enlarging the photo more than MAX_UPSCALE) the framing is
+ * "small-face".
  */
-const FRAME_WIDTH_IN_FACE_WIDTHS: Record<VideoAspect, number> = { square: 2.2, '4:5': 1.95, '9:16': 1.65 };
+export const MIN_HEAD_SHARE: Record<VideoAspect, number> = { square: 0.5, '4:5': 0.45, '9:16': 0.4 };
+/** The share aimed at where the photo allows it: the head fills a phone's screen, and rounding never drops it below the least. */
+const HEAD_SHARE_AIM: Record<VideoAspect, number> = { square: 0.6, '4:5': 0.55, '9:16': 0.5 };
+/** The least share of the frame's height between the eyes and the chin. */
+export const MIN_FACE_SHARE = 0.11;
+/** A head box taller than this many eyes-to-chin lengths holds more than the head (a neck, a body): the head is taken as this tall. */
+const MAX_HEAD_IN_FACE_LENGTHS = 3.5;
+
+/** The head's height as framed: the model's head box, at most MAX_HEAD_IN_FACE_LENGTHS face lengths. */
+export const headSize = (face: PetFace): number => Math.min(face.head.height, MAX_HEAD_IN_FACE_LENGTHS * faceLength(face));
 /** Where the face's centre (between eyes and chin) sits, from the top, as a fraction of the frame height. */
-const FACE_CENTRE_FROM_TOP: Record<VideoAspect, number> = { square: 0.5, '4:5': 0.46, '9:16': 0.42 };
-/** The head box is shown with this much room around it (a share of its size). */
-const HEAD_MARGIN = 1.1;
+const FACE_CENTRE_FROM_TOP: Record<VideoAspect, number> = { square: 0.5, '4:5': 0.47, '9:16': 0.45 };
+/**
+ * Room kept around the eyes, nose, mouth and chin (and the jaw's underside below the chin, which an opening
+ * mouth moves), in face lengths: ears may be cut by the frame, these never.
+ */
+const FEATURE_MARGIN = 0.22;
+/** The jaw's underside, below the chin by this share of the eyes-to-chin line. */
+const UNDER_CHIN = 0.25;
 /** A small photo is enlarged at most this much: beyond it, fur turns to mush. */
 export const MAX_UPSCALE = 2;
-/**
- * A head shown at less than this share of the size its shape frames it at (a small pet in the photo,
- * which the 2× rule keeps from being brought up to fill the frame) is a "small-face" framing.
- */
-const SMALL_FACE_FILL = 0.6;
 
 /** Whether the head fills the frame as its shape intends, or is too small in the photo to (said on the photo check and by the render). */
 export type FaceFit = NonNullable<FoundFace['framing']>;
@@ -30,8 +40,9 @@ export type FaceFit = NonNullable<FoundFace['framing']>;
 export interface Framing {
   /**
    * The part of the photo shown, in the photo's pixels (integers). For 4:5 and 9:16 it reaches past
-   * the photo's edges when the photo is too narrow or short for the shape around the whole head; the
-   * renderer fills that margin with a blurred copy of the photo. A square stays inside the photo.
+   * the photo's edges when the photo is too narrow or short for the shape around the face; the
+   * renderer fills that margin with a blurred copy of the photo, feathered into it (render-pipeline.ts).
+   * A square stays inside the photo.
    */
   crop: { left: number; top: number; width: number; height: number };
   /** Output frame size (even). */
@@ -48,39 +59,59 @@ function place(centre: number, size: number, limit: number): number {
   return Math.round(Math.min(limit - size, Math.max(0, centre - size / 2)));
 }
 
+/** The box the frame must hold whole: eyes, nose, mouth, chin and the jaw below it, with FEATURE_MARGIN around. */
+function featureBox(face: PetFace): { left: number; top: number; right: number; bottom: number } {
+  const [eyeX, eyeY] = eyeMidpoint(face);
+  const underChin: Point = [face.chin[0] + UNDER_CHIN * (face.chin[0] - eyeX), face.chin[1] + UNDER_CHIN * (face.chin[1] - eyeY)];
+  const points = [...face.eyes, face.nose, face.mouth, face.chin, underChin];
+  const margin = FEATURE_MARGIN * faceLength(face);
+  return {
+    left: Math.min(...points.map(([x]) => x)) - margin,
+    top: Math.min(...points.map(([, y]) => y)) - margin,
+    right: Math.max(...points.map(([x]) => x)) + margin,
+    bottom: Math.max(...points.map(([, y]) => y)) + margin,
+  };
+}
+
 /**
- * Picks the part of the photo to show and the output size: the head centred and whole (eyes and chin
- * always, with a margin) in the requested shape, brought up to fill the frame. The shown part is never
- * enlarged more than MAX_UPSCALE: a head too small for that is shown with more of the photo around it
- * (`fit: 'small-face'`), and a small photo gives a smaller video of the same shape (rounded to even
- * pixels, at most the photo's own resolution).
+ * Picks the part of the photo to show and the output size: the head brought up to MIN_HEAD_SHARE of the
+ * frame's height (ears may be cut; eyes, muzzle and chin are always inside with a margin). The shown part is
+ * never enlarged more than MAX_UPSCALE: a head too small for that is shown with more of the photo around it
+ * (`fit: 'small-face'`), and a small photo gives a smaller video of the same shape (rounded to even pixels, at
+ * most the photo's own resolution).
  */
 export function frameFace(imageWidth: number, imageHeight: number, face: PetFace, aspect: VideoAspect, outputWidth: number): Framing {
   const ratio = ASPECT_RATIO[aspect];
-  const faceWidth = Math.max(2 * eyeDistance(face), 1.6 * faceLength(face));
-  const wanted = faceWidth * FRAME_WIDTH_IN_FACE_WIDTHS[aspect];
+  const length = faceLength(face);
+  const features = featureBox(face);
+  const head = headSize(face);
+  // The frame's height that shows the head at the aimed share.
+  const aimed = head / HEAD_SHARE_AIM[aspect];
+  // The features must fit: across, and down from the face's centre placed where the shape puts it.
+  const centreY = (eyeMidpoint(face)[1] + face.chin[1]) / 2;
+  const fromTop = FACE_CENTRE_FROM_TOP[aspect];
+  const tallEnough = Math.max((centreY - features.top) / fromTop, (features.bottom - centreY) / (1 - fromTop));
+  const wideEnough = (features.right - features.left) / ratio;
   const photoWidth = Math.min(imageWidth, imageHeight * ratio);
-  // Enough of the photo to make the requested width without enlarging it more than MAX_UPSCALE.
-  const fillable = Math.max(wanted, Math.min(outputWidth / MAX_UPSCALE, photoWidth));
-  // The whole head with a margin, even where that means showing more than the photo holds. Ears and
-  // cheeks reach past the landmarks: the head is at least 1.2 face widths across. A square always fits
-  // inside the photo, so only the tall shapes may reach past its edges.
-  const head = face.head;
-  const headFits = aspect === 'square' ? 0 : HEAD_MARGIN * Math.max(head.width, 1.2 * faceWidth, head.height * ratio);
-  const width = Math.max(2, Math.min(fillable, photoWidth), headFits);
-  const height = width / ratio;
-  const [eyeX, eyeY] = eyeMidpoint(face);
-  const centreX = (eyeX + face.chin[0]) / 2;
-  const centreY = (eyeY + face.chin[1]) / 2;
+  // The video is at most as wide as the photo gives in this shape; never so little of the photo that it is enlarged more than MAX_UPSCALE.
+  const videoWidth = Math.min(outputWidth, photoWidth);
+  const leastWidth = videoWidth / MAX_UPSCALE;
+  let width = Math.max(2, aimed * ratio, tallEnough * ratio, wideEnough * ratio, leastWidth);
+  // A square stays inside the photo (the tall shapes may reach past its edges, filled).
+  if (aspect === 'square') width = Math.min(width, photoWidth);
+  // Whole pixels first, so a crop that fits the photo is placed inside it to the pixel.
+  const cropWidth = Math.max(2, Math.round(width));
+  const cropHeight = Math.max(2, Math.round(cropWidth / ratio));
+  const centreX = (features.left + features.right) / 2;
   const crop = {
-    left: place(centreX, width, imageWidth),
-    top: place(centreY + height * (0.5 - FACE_CENTRE_FROM_TOP[aspect]), height, imageHeight),
-    width: Math.round(width),
-    height: Math.round(height),
+    left: place(centreX, cropWidth, imageWidth),
+    top: place(centreY + cropHeight * (0.5 - fromTop), cropHeight, imageHeight),
+    width: cropWidth,
+    height: cropHeight,
   };
   // Never more pixels than the photo has in this shape, and never the shown part enlarged beyond 2×.
-  const outWidth = even(Math.min(outputWidth, imageWidth, imageHeight * ratio, crop.width * MAX_UPSCALE));
-  const fit: FaceFit = wanted < SMALL_FACE_FILL * width ? 'small-face' : 'whole-head';
+  const outWidth = even(Math.min(videoWidth, crop.width * MAX_UPSCALE));
+  const fit: FaceFit = head / crop.height < MIN_HEAD_SHARE[aspect] || length / crop.height < MIN_FACE_SHARE ? 'small-face' : 'whole-head';
   return { crop, width: outWidth, height: even(outWidth / ratio), fit };
 }
 

@@ -83,8 +83,12 @@ export class JawDrop {
     this.openInPhoto = Boolean(face.mouthOpen);
     const { shape } = this;
     this.upright = axes.upright;
-    this.mouth = face.mouth;
-    const along = (p: Point, axis: Point) => (p[0] - face.mouth[0]) * axis[0] + (p[1] - face.mouth[1]) * axis[1];
+    // The opening never sits on the nose: a mouth point found at the nose's tip (a rodent in profile) moves down the face.
+    const noseAbove = (face.mouth[0] - face.nose[0]) * down[0] + (face.mouth[1] - face.nose[1]) * down[1];
+    const lower = shape.belowNose > 0 ? Math.max(0, shape.belowNose * length - noseAbove) : 0;
+    this.mouth = [face.mouth[0] + lower * down[0], face.mouth[1] + lower * down[1]];
+    const mouth = this.mouth;
+    const along = (p: Point, axis: Point) => (p[0] - mouth[0]) * axis[0] + (p[1] - mouth[1]) * axis[1];
     const { share, min, max } = shape.halfWidth;
     this.halfWidth = face.mouthCorners
       ? Math.max(3, Math.hypot(face.mouthCorners[1][0] - face.mouthCorners[0][0], face.mouthCorners[1][1] - face.mouthCorners[0][1]) / 2)

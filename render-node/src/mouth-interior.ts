@@ -71,7 +71,7 @@ export function interiorColor(kind: MouthKind, colors: MouthColors, across: numb
   if (kind === 'rodent') {
     // Two incisors hang from under the nose, split by a dark line, as soon as the lips part.
     if (gap >= 1.5 && across < 0.5) {
-      const length = 0.62;
+      const length = 0.5;
       const fromMiddle = across / Math.max(pixelWidth, 1e-6);
       const a = Math.min(1, Math.max(0, ((length - t) * gap) / 1.2)) * Math.min(1, Math.max(0, fromMiddle - 0.4)) * Math.min(1, Math.max(0, (0.5 - across) / pixelWidth));
       mix(into, incisors, a, 0.78 + 0.2 * (1 - t / length));
@@ -79,7 +79,7 @@ export function interiorColor(kind: MouthKind, colors: MouthColors, across: numb
     return;
   }
   if (gap >= 5) {
-    const tongueTop = 0.55 + 0.35 * across * across;
+    const tongueTop = 0.45 + 0.35 * across * across;
     const a = Math.min(1, Math.max(0, ((t - tongueTop) * gap) / 1.5));
     if (a > 0) mix(into, tongue, a, (0.6 + 0.4 * smoothstep(tongueTop, 1, t)) * (1 - 0.35 * across * across));
   }

@@ -20,9 +20,11 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, eyeDistance, faceFromFractions, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
+import { eyeNarrowing } from './expression.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { driveFromSong } from './song-drive.ts';
 import { createWatermark } from './watermark.ts';
+import { cutOut } from './photo-fill.ts';
 
 
 export interface RenderVideoOptions {
@@ -241,34 +243,6 @@ export async function prepareJob(
   };
 }
 
-/**
- * The box of `image` as raw RGB. Where the box reaches past the photo (a shape the photo cannot fill
- * around the whole head), the margin shows a blurred, dimmed copy of the photo, as social video does.
- */
-async function cutOut(image: RgbImage, box: { left: number; top: number; width: number; height: number }): Promise<Buffer> {
-  const raw = { raw: { width: image.width, height: image.height, channels: 3 as const } };
-  const inside = {
-    left: Math.max(0, box.left),
-    top: Math.max(0, box.top),
-    right: Math.min(image.width, box.left + box.width),
-    bottom: Math.min(image.height, box.top + box.height),
-  };
-  const part = { left: inside.left, top: inside.top, width: inside.right - inside.left, height: inside.bottom - inside.top };
-  if (part.width === box.width && part.height === box.height) return await sharp(image.data, raw).extract(part).raw().toBuffer();
-  const backdrop = await sharp(image.data, raw)
-    .resize(box.width, box.height, { fit: 'cover' })
-    .blur(Math.max(2, Math.min(box.width, box.height) / 30))
-    .modulate({ brightness: 0.7 })
-    .raw()
-    .toBuffer();
-  const photo = await sharp(image.data, raw).extract(part).raw().toBuffer();
-  return await sharp(backdrop, { raw: { width: box.width, height: box.height, channels: 3 } })
-    .composite([{ input: photo, raw: { width: part.width, height: part.height, channels: 3 }, left: part.left - box.left, top: part.top - box.top }])
-    .removeAlpha()
-    .raw()
-    .toBuffer();
-}
-
 /** Writes frame `index` into `out`; frames are asked for in order. */
 type FrameProducer = (index: number, out: Buffer) => Promise<void> | void;
 
@@ -294,7 +268,10 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   const { voice, rhythm, sync } = driveFromSong(job, fps, frames, options.mouthTrack);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
-  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, BLINK_EVERY[mouthKindOf(job.frameFace.species)], rhythm);
+  const blinkEvery = BLINK_EVERY[mouthKindOf(job.frameFace.species)];
+  const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, blinkEvery, rhythm);
+  // Lids that blink also narrow on long loud notes (a bird's are not drawn).
+  const narrowing = idleMotion && blinkEvery ? eyeNarrowing(voice.open, fps) : undefined;
   const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
@@ -304,7 +281,10 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   // The thumbnail shows the pet singing: the widest mouth in the first two thirds.
   let thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
   for (let f = 0; f < Math.ceil((frames * 2) / 3); f++) if (voice.open[f]! > voice.open[thumbnailIndex]! + 0.05) thumbnailIndex = f;
-  const poseOf = (index: number): RigPose => ({ open: voice.open[index]!, round: voice.round[index]!, ...life[index]! });
+  const poseOf = (index: number): RigPose => {
+    const idle = life[index]!;
+    return { open: voice.open[index]!, round: voice.round[index]!, ...idle, blink: Math.max(idle.blink, narrowing?.[index] ?? 0) };
+  };
   const threads = options.rigThreads ?? defaultRigThreads();
   if (threads > 0) {
     const pool = RigPool.start({ ...rigOptions, threads });

@@ -46,13 +46,15 @@ export interface JawProportions {
   pucker: number;
   /** The mouth's half width without corners found: `share` of the eye distance, within [min, max] of L. */
   halfWidth: { share: number; min: number; max: number };
+  /** The opening sits at least this far below the nose (down the face, in L): a mouth point found on the nose moves down. */
+  belowNose: number;
 }
 
 /** A beak seen from the front or above drops its lower mandible like a jaw (the hinge's turn, foreshortened): `beak` here. */
 export const JAW: Record<MouthKind, JawProportions> = {
   muzzle: {
-    maxDrop: 0.2,
-    maxDropPerJaw: 0.9,
+    maxDrop: 0.34,
+    maxDropPerJaw: 1.2,
     minJaw: 0.22,
     jawBlend: 1.2,
     jawFade: 1.6,
@@ -62,28 +64,30 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 2.6,
     spread: 0.15,
     pucker: 0.35,
-    halfWidth: { share: 0.33, min: 0.15, max: 0.35 },
+    halfWidth: { share: 0.33, min: 0.2, max: 0.35 },
+    belowNose: 0,
   },
-  // A small mouth: the whisker pads and chin carry the motion, the opening stays a slit under the nose
-  // and the split upper lip lifts over the incisors.
+  // A small mouth below the nose: the lower lip and chin drop, the split upper lip and the nose lift over
+  // the incisors (a rabbit sings with its nose); the whisker pads follow.
   rodent: {
-    maxDrop: 0.13,
-    maxDropPerJaw: 0.8,
-    minJaw: 0.18,
+    maxDrop: 0.36,
+    maxDropPerJaw: 1.2,
+    minJaw: 0.26,
     jawBlend: 1.1,
-    jawFade: 1.8,
-    lipShare: 0.5,
+    jawFade: 1.2,
+    lipShare: 0.9,
     lift: 0.45,
     jawInner: 1.4,
-    jawEdge: 4,
+    jawEdge: 3,
     spread: 0.05,
     pucker: 0.15,
-    halfWidth: { share: 0.2, min: 0.08, max: 0.14 },
+    halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
+    belowNose: 0.14,
   },
   // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
   beak: {
-    maxDrop: 0.12,
-    maxDropPerJaw: 0.8,
+    maxDrop: 0.4,
+    maxDropPerJaw: 1.2,
     minJaw: 0.2,
     jawBlend: 0.6,
     jawFade: 1.4,
@@ -93,7 +97,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 1.8,
     spread: 0,
     pucker: 0,
-    halfWidth: { share: 0.22, min: 0.1, max: 0.2 },
+    halfWidth: { share: 0.26, min: 0.18, max: 0.26 },
+    belowNose: 0,
   },
 };
 
@@ -107,18 +112,18 @@ export const BEAK = {
   /** The lower mandible ends this short of the tip (a hooked upper beak overhangs it). */
   lowerLength: 0.92,
   /** The lower mandible turns down this far at full opening; the upper one lifts by `upperShare` of it. */
-  maxAngle: (15 * Math.PI) / 180,
+  maxAngle: (30 * Math.PI) / 180,
   upperShare: 0.25,
 } as const;
 
 /**
- * How a photo's own open mouth moves: its opening is `rest` of the way into the jaw's range, so in
- * silence it closes that much and with the voice opens by the rest.
+ * How a photo's own open mouth moves: in silence it closes by `rest` of the jaw's range, and full voice opens it by
+ * the whole range past the photo's own opening (so it moves as far as a closed mouth opens, and a little more).
  */
-const OPEN_IN_PHOTO = { rest: 0.35 } as const;
+const OPEN_IN_PHOTO = { rest: 0.3 } as const;
 
-/** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly. */
-export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open - OPEN_IN_PHOTO.rest : open);
+/** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly; never above 1. */
+export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open * (1 + OPEN_IN_PHOTO.rest) - OPEN_IN_PHOTO.rest : open);
 
 /** Seconds between blinks per kind of face; null: no blink is drawn (a bird's nictitating membrane is not a lid). */
 export const BLINK_EVERY: Record<MouthKind, readonly [number, number] | null> = {

@@ -177,3 +177,53 @@ export async function measureSinging(render: { path: string; crop: Crop; width: 
     furSharpness10th: ratios[Math.floor(ratios.length / 10)]!,
   };
 }
+
+export interface OpeningMeasures {
+  /** Pearson r between the mouth window's change from a closed frame (head motion taken out) and the voice's loudness. */
+  mouthVersusVoice: number;
+  /**
+   * At the loudest 5% of frames, the mean absolute grey difference from the silent reference frame in a disc of
+   * radius 0.3 × eyes-to-chin around the annotated mouth, at the head's whole-pixel shift (from the eyes' window).
+   */
+  loudOpening: number;
+}
+
+/** The share of the loudest frames whose opening is measured. */
+const LOUDEST_SHARE = 0.05;
+/** The disc around the mouth, in eyes-to-chin lengths. */
+const OPENING_DISC = 0.3;
+
+/** How far and how faithfully the mouth opens in a render of `annotation`'s photo (frame `reference` silent). */
+export async function measureOpening(render: Render, annotation: Annotation, voice: Float32Array, fps: number, reference = 10): Promise<OpeningMeasures> {
+  const change = await mouthWindowChange(render, annotation, reference);
+  const loudness = vocalEnvelope(voice, change.length, fps);
+  const mouthVersusVoice = pearson(change, loudness);
+  const unit = faceUnit(annotation) * (render.width / render.crop.width);
+  const [[x0, y0], [x1, y1]] = annotation.eyes!;
+  const eyes = toFrame(render.crop, render.width, [(x0 + x1) / 2, (y0 + y1) / 2]);
+  const shifts = (await windowMotion(render, eyes, 0.6 * unit, 0.5, reference)).shift;
+  const radius = OPENING_DISC * unit;
+  const [mx, my] = toFrame(render.crop, render.width, annotation.mouth!);
+  const side = even(2 * radius + 2 * HEAD_SHIFT + 4);
+  const box = { left: even(Math.max(0, Math.min(render.width - side, mx - side / 2))), top: even(Math.max(0, Math.min(render.height - side, my - side / 2))), width: side, height: side };
+  const frames = await decodeRegion(render.path, box);
+  const still = frames[reference]!;
+  const loudest = [...loudness.keys()].sort((a, b) => loudness[b]! - loudness[a]!).slice(0, Math.max(1, Math.round(LOUDEST_SHARE * loudness.length)));
+  let total = 0;
+  for (const f of loudest) {
+    const [dx, dy] = shifts[f]!;
+    let sum = 0;
+    let n = 0;
+    for (let y = 0; y < side; y++) {
+      for (let x = 0; x < side; x++) {
+        const sx = x + dx;
+        const sy = y + dy;
+        if (Math.hypot(box.left + x - mx, box.top + y - my) > radius || sx < 0 || sy < 0 || sx >= side || sy >= side) continue;
+        sum += Math.abs(frames[f]![sy * side + sx]! - still[y * side + x]!);
+        n++;
+      }
+    }
+    total += sum / Math.max(1, n);
+  }
+  return { mouthVersusVoice, loudOpening: total / loudest.length };
+}

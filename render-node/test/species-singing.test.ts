@@ -5,11 +5,9 @@ import type { VideoAspect } from '@petsing/workflows';
 import { frameFace } from '../src/framing.ts';
 import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import { detectInPhoto, type PetFace } from '../src/pet-face.ts';
-import { renderVideo } from '../src/render-pipeline.ts';
-import { decodeSamples, tempDir, testLogger } from './helpers.ts';
-import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
+import { PETS, type Annotation } from './pet-annotations.ts';
 import { measureSinging, toFrame, type SingingMeasures } from './render-measures.ts';
-import { writeSungClip, type SungClip } from './sung-clip.ts';
+import { singingPets, singPet, type SingingPets } from './sung-clip.ts';
 
 /**
  * Every pet of shared/pets sung with no hints at all: the landmarks, species, view and open mouth are the
@@ -21,18 +19,15 @@ const FPS = 25;
 const WIDTH = 480;
 
 let dir: string;
-let clip: SungClip;
+let setup: SingingPets;
 let voice: Float32Array;
 let annotations: Record<string, Annotation>;
 let pets: string[];
 const measured = new Map<string, SingingMeasures>();
 
 beforeAll(async () => {
-  dir = await tempDir('species');
-  clip = await writeSungClip(dir);
-  voice = await decodeSamples(clip.voicePath);
-  annotations = await loadAnnotations(PETS);
-  pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
+  setup = await singingPets('species');
+  ({ dir, voice, annotations, pets } = setup);
 }, 60_000);
 
 afterAll(async () => {
@@ -43,18 +38,8 @@ describe('every pet of shared/pets sings with its own mouth, from the model alon
   it('renders all fifteen: the mouth follows the voice on at least 13, the fur stays sharp and the background still on every one', async () => {
     const detector = await bundledPetFaceModel();
     for (const file of pets) {
-      const name = file.replace(/\.\w+$/, '');
-      const result = await renderVideo({
-        imagePath: join(PETS, file),
-        audioPath: clip.songPath,
-        outputPath: join(dir, `${name}.mp4`),
-        thumbnailPath: join(dir, `${name}.jpg`),
-        watermark: false,
-        width: WIDTH,
-        detector,
-        logger: testLogger,
-      });
-      measured.set(file, await measureSinging({ path: join(dir, `${name}.mp4`), crop: result.framing, width: result.width, height: result.height }, file, annotations[file]!, voice, FPS));
+      const { render } = await singPet(setup, file, detector, { width: WIDTH });
+      measured.set(file, await measureSinging(render, file, annotations[file]!, voice, FPS));
     }
     const table = [...measured].map(([file, m]) => `${file}: r ${m.mouthVersusVoice.toFixed(2)}, fur ${m.furSharpness.toFixed(2)}, corner ${m.farCornerChange.toFixed(1)}`).join('\n');
     const following = [...measured.values()].filter((m) => m.mouthVersusVoice >= 0.6).length;

@@ -1,5 +1,9 @@
 import { join } from 'node:path';
-import { run } from './helpers.ts';
+import type { VideoAspect } from '@petsing/workflows';
+import type { FaceDetector } from '../src/pet-face.ts';
+import { renderVideo } from '../src/render-pipeline.ts';
+import { decodeSamples, run, tempDir, testLogger } from './helpers.ts';
+import { loadAnnotations, PETS, type Annotation } from './pet-annotations.ts';
 
 /** Sung phrases (espeak-ng at set pitches) with pauses between them. */
 const PHRASES = ['la la la loo, la la la', 'oh my little friend, sing along', 'ah ee oh, ah ee oh, ooh'];
@@ -40,4 +44,44 @@ export async function writeSungClip(dir: string): Promise<SungClip> {
     `[bass][hat]amix=inputs=2:normalize=0[band];[0:a][band]amix=inputs=2:normalize=0[mix]`;
   await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', voicePath, '-filter_complex', band, '-map', '[mix]', '-ar', '16000', '-ac', '1', songPath]);
   return { voicePath, songPath, seconds };
+}
+
+/** What the tests that sing every pet of shared/pets share: a temporary folder with the sung clip, its voice as samples, and the pets. */
+export interface SingingPets {
+  dir: string;
+  clip: SungClip;
+  voice: Float32Array;
+  annotations: Record<string, Annotation>;
+  /** The photos of shared/pets that show a pet. */
+  pets: string[];
+}
+
+export async function singingPets(prefix: string): Promise<SingingPets> {
+  const dir = await tempDir(prefix);
+  const clip = await writeSungClip(dir);
+  const voice = await decodeSamples(clip.voicePath);
+  const annotations = await loadAnnotations(PETS);
+  const pets = Object.keys(annotations).filter((file) => annotations[file]!.species !== 'none');
+  return { dir, clip, voice, annotations, pets };
+}
+
+/**
+ * Sings `file` of shared/pets unhinted (the face is `detector`'s) over the clip's song, into the setup's folder: the
+ * render's result and the video as the measures take it.
+ */
+export async function singPet(setup: SingingPets, file: string, detector: FaceDetector, options: { width: number; aspect?: VideoAspect; withVocals?: boolean }) {
+  const path = join(setup.dir, `${file.replace(/\.\w+$/, '')}.mp4`);
+  const result = await renderVideo({
+    imagePath: join(PETS, file),
+    audioPath: setup.clip.songPath,
+    ...(options.withVocals ? { vocalsPath: setup.clip.voicePath } : {}),
+    outputPath: path,
+    thumbnailPath: path.replace(/\.mp4$/, '.jpg'),
+    watermark: false,
+    width: options.width,
+    ...(options.aspect ? { aspect: options.aspect } : {}),
+    detector,
+    logger: testLogger,
+  });
+  return { result, render: { path, crop: result.framing, width: result.width, height: result.height } };
 }

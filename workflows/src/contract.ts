@@ -262,6 +262,11 @@ export const RenderLipSyncResult = z.object({
   face: RenderedFace.optional(),
   /** The sync report; absent from render nodes older than the field. */
   sync: RenderSync.optional(),
+  /**
+   * How the video framed the face (FoundFace.framing): `small-face` when the photo's resolution could not bring the
+   * head up to its share of the frame without enlarging it more than twice. Absent from render nodes older than the field.
+   */
+  framing: z.enum(['whole-head', 'small-face']).optional(),
 });
 export type RenderLipSyncResult = z.infer<typeof RenderLipSyncResult>;
 

@@ -127,6 +127,7 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           frames: result.frames,
           face: result.faceOrigin,
           ...(result.sync ? { sync: result.sync } : {}),
+          framing: result.fit,
         };
       } catch (error) {
         // Aborted by a cancellation: report it as one (the SDK's CancelledFailure), not as a failed render.
