@@ -199,6 +199,19 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     const completed = history.events!.find((event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId) === Number(scheduled!.eventId));
     const result = payload(completed!.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data);
     expect(result.sync).toEqual({ vocalsFound: true, mouthVoiceR: expect.any(Number), instrumentalRestShare: expect.any(Number) });
+
+    // The report is kept on the video with the window of the audio it sang, and shown in its public record.
+    const report = { ...result.sync, audioStartSeconds: 0, audioDurationSeconds: expect.closeTo(5, 1) };
+    expect(done.sync).toEqual(report);
+    const read = await fetch(`${service.baseUrl}/v1/videos/${done.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(read.status).toBe(200);
+    expect((await json(read)).sync).toEqual({
+      vocals_found: true,
+      mouth_voice_r: result.sync.mouthVoiceR,
+      instrumental_rest_share: result.sync.instrumentalRestShare,
+      audio_start_seconds: 0,
+      audio_duration_seconds: done.sync!.audioDurationSeconds,
+    });
   }, 180_000);
 
   it('fails a photo with no usable face region at once, with a reason, and refunds exactly once', async () => {

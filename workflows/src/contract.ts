@@ -157,6 +157,8 @@ export type AudioStems = z.infer<typeof AudioStems>;
 export const PreparedAudio = z.object({
   audioKey: z.string(),
   durationSeconds: z.number().positive(),
+  /** Where in the source the prepared copies (and stems) begin, in seconds; absent: at its start. */
+  startSeconds: z.number().min(0).optional(),
   deliveryAudioKey: z.string().optional(),
   stems: AudioStems.optional(),
 });
@@ -253,6 +255,16 @@ export const RenderSync = z.object({
 });
 export type RenderSync = z.infer<typeof RenderSync>;
 
+/**
+ * A video's sync report as recorded when its render completes: the render's RenderSync and the window of the source
+ * audio the video sings (where it starts in the source and how long it lasts, in seconds).
+ */
+export const VideoSync = RenderSync.extend({
+  audioStartSeconds: z.number().min(0),
+  audioDurationSeconds: z.number().positive(),
+});
+export type VideoSync = z.infer<typeof VideoSync>;
+
 export const RenderLipSyncResult = z.object({
   outputKey: z.string(),
   thumbnailKey: z.string(),
@@ -272,6 +284,8 @@ export const CompleteVideoInput = z.object({
   watermark: z.boolean(),
   /** Recorded on the video (face_source, face_model); absent when the render node did not say. */
   face: RenderedFace.optional(),
+  /** Recorded on the video (videos.sync); absent when the render node did not say (older nodes). */
+  sync: VideoSync.optional(),
 });
 export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
 

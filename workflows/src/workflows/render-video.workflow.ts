@@ -215,6 +215,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     watermark: plan.watermark,
     // Where the render's face came from (a render node older than the field says nothing).
     ...(result.face ? { face: result.face } : {}),
+    // The sync report and the window of the source it sang (a render node older than the report says nothing).
+    ...(result.sync ? { sync: { ...result.sync, audioStartSeconds: audio.startSeconds ?? 0, audioDurationSeconds: audio.durationSeconds } } : {}),
   });
 }
 

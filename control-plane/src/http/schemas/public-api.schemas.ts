@@ -4,6 +4,7 @@ import { FaceHintsField } from './image.schemas.ts';
 import { Voice } from './speech.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
+import { VideoSyncField } from './video-sync.schemas.ts';
 import { z } from 'zod';
 import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
 
@@ -67,6 +68,7 @@ export const ApiVideo = z
     progress: z.number().int().min(0).max(100).optional().meta({ description: 'Render progress, 0-100 (added field).' }),
     stage: RenderStageField.optional().meta({ description: 'Where a processing video stands (added field); see RenderStage.' }),
     stage_started_at: StageStartedAtField.optional(),
+    sync: VideoSyncField.optional(),
     error: ApiVideoError.nullable().optional(),
   })
   .meta({ id: 'ApiVideo' });
