@@ -66,6 +66,7 @@ import { HealthService } from '../services/health.service.ts';
 import { RenderBacklogSampler } from '../temporal/render-backlog.ts';
 import { apiPresenter } from '../presenters/api.presenter.ts';
 import { AudioRequestService } from '../services/audio-request.service.ts';
+import { AudioCheckService } from '../services/audio-check.service.ts';
 import { VideoLinks } from '../services/video-links.ts';
 import { VideoTransitions } from '../services/video-transitions.ts';
 import { noMetrics, type Metrics } from '../services/ports/metrics.ts';
@@ -146,6 +147,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     warn: (message, details) => logger.warn(details, message),
   });
   const audioPreparer = new AudioPreparer(objectStore, undefined, vocalStems);
+  const audioChecks = new AudioCheckService(vocalStems, objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
   const oauth = new OAuthService(new OAuthRepository(db), oauthSettings(config), credentialCache);
   const credentials = new CredentialService(apiKeys, oauth, credentialCache);
@@ -232,6 +234,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
   const audioRequests = new AudioRequestService(speech, soundtracks);
   const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
   const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
-  return { vocalStems, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
+  return { vocalStems, audioChecks, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
 }
 

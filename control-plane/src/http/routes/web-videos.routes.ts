@@ -8,14 +8,14 @@ import { describeZodError, requestBodyError } from '../errors.ts';
 import { parseClientJson } from '../json-body.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
-import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD } from '../audio-upload.ts';
+import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD, withUploadedAudio } from '../audio-upload.ts';
 import { readMultipart, type MultipartForm } from '../multipart.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { IMAGE_UPLOAD, withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
-import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
+import { AudioCheck, CheckAudioForm, CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult, NO_VOICE_WARNING } from '../schemas/web-videos.schemas.ts';
 import { parseBody } from '../validation.ts';
 import { webPresenter } from '../../presenters/web.presenter.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
@@ -27,7 +27,7 @@ const PHOTO_FIELDS = ['image_id', 'face', 'aspect'] as const;
 export function webVideosRoutes(context: AppContext): Router {
   const router = Router();
   const signedIn = requireWebUser(context.services.identity);
-  const { videos, images, rateLimiter } = context.services;
+  const { videos, images, audioChecks, rateLimiter } = context.services;
   const limited = rateLimit(rateLimiter, 'media');
   const represent = webPresenter({ baseUrl: context.config.baseUrl, links: context.services.videoLinks });
 
@@ -64,6 +64,17 @@ export function webVideosRoutes(context: AppContext): Router {
     const image = await withUploadedPhoto(req, (photo) => images.checkUpload(user.id, photo));
     res.set('Cache-Control', 'no-store');
     res.status(201).json(imageRepresentation(image));
+  });
+
+  router.post('/audio-check', signedIn, limited, async (req, res) => {
+    const check = await withUploadedAudio(req, (audio) => audioChecks.check(audio));
+    res.set('Cache-Control', 'no-store');
+    res.json({
+      vocals_found: check.vocalsFound,
+      voiced_seconds: check.voicedSeconds,
+      duration_seconds: check.durationSeconds,
+      warning: check.vocalsFound ? null : NO_VOICE_WARNING,
+    });
   });
 
   router.delete('/delete-video', signedIn, async (req, res) => {
@@ -173,6 +184,20 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     responses: {
       201: jsonResponse('The photo is stored; its face, if found.', ApiImage),
       ...errorResponses('invalid_request', 'multipart_required', 'unsupported_image_format', 'payload_too_large', 'unauthorized', 'rate_limited', 'face_detection_unavailable'),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: '/audio-check', security: idTokenSecurity, tags: ['web-app'], operationId: 'checkWebAudio',
+    summary: 'Check audio before creating: is there a singing voice?',
+    description:
+      'Separates the audio\'s voice from the band as the video\'s preparation will (the stems are kept by the audio\'s hash, so the video made '
+      + 'from the same file does not separate it again) and answers whether it holds a singing voice. Without one the video still renders, '
+      + 'with the mouth at rest, so the page warns before paying ("No singing voice found"). Free (counts against the media rate limit); '
+      + 'audio the create would refuse is refused alike.',
+    request: { body: { required: true, content: { 'multipart/form-data': { schema: CheckAudioForm, encoding: { audio: { contentType: AUDIO_CONTENT_TYPES } } } } } },
+    responses: {
+      200: jsonResponse('What the check found.', AudioCheck),
+      ...errorResponses('invalid_request', 'multipart_required', 'unsupported_audio_format', 'audio_duration_out_of_range', 'payload_too_large', 'unauthorized', 'rate_limited', 'service_unavailable'),
     },
   });
   registry.registerPath({

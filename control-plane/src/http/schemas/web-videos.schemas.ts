@@ -47,3 +47,21 @@ export const DeleteVideoRequest = z
 export const DeleteVideoResult = z
   .object({ message: z.string().meta({ example: 'Video 4f1c2d9e-0b7a-4d53-9a43-2f0e8c1b6a55 deleted.' }) })
   .meta({ id: 'DeleteVideoResult' });
+
+export const CheckAudioForm = z
+  .object({
+    audio: file('The audio to check: the same file, formats and limits as `audio` of POST /create-with-audio.'),
+  })
+  .meta({ id: 'CheckAudioForm' });
+
+/** What the web app shows before paying when the audio holds no singing voice. */
+export const NO_VOICE_WARNING = 'No singing voice found: the pet will keep its mouth at rest and only nod to the music. Pick a song with vocals, or go ahead.';
+
+export const AudioCheck = z
+  .object({
+    vocals_found: z.boolean().meta({ description: 'Whether the audio holds a singing (or speaking) voice, as the render will find it.' }),
+    voiced_seconds: z.number().min(0).meta({ description: 'Seconds of the audio in which the voice sings.' }),
+    duration_seconds: z.number().positive().meta({ description: 'How long the audio lasts (the video lasts as long).' }),
+    warning: z.string().nullable().meta({ description: 'What to show before paying; null when a voice was found.', example: NO_VOICE_WARNING }),
+  })
+  .meta({ id: 'AudioCheck' });

@@ -9,7 +9,7 @@ import { runMediaTool } from '../ffmpeg.ts';
 import { SEPARATOR_SAMPLE_RATE, SEPARATOR_VERSION, VocalSeparator, type SeparatorOptions } from './vocal-separator.ts';
 
 /** The stems' analysis copies: mono 16 kHz, as the prepared audio (the mel recipe's rate). */
-const STEM_SAMPLE_RATE = 16_000;
+export const STEM_SAMPLE_RATE = 16_000;
 /** Decoded 44.1 kHz stereo float of MAX_AUDIO_SECONDS, with room to spare. */
 const MAX_DECODED_BYTES = (MAX_AUDIO_SECONDS + 2) * SEPARATOR_SAMPLE_RATE * 2 * 4;
 
