@@ -9,6 +9,7 @@ import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
 import { SpeechSource } from '../components/SpeechSource.tsx';
 import { SongList } from '../components/SongList.tsx';
+import { useAudioCheck } from '../components/use-audio-check.ts';
 import type { HostedAudio } from '../components/use-hosted-audio.ts';
 import { useLoad } from '../components/use-load.ts';
 
@@ -56,6 +57,8 @@ export function Create() {
   const [audioFile, setAudioFile] = useState<File>();
   const [audioProblem, setAudioProblem] = useState<string>();
   const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
+  // The audio check (POST /audio-check): a file or recording without a singing voice is said before paying.
+  const voice = useAudioCheck(audio);
   const [speech, setSpeech] = useState<HostedAudio>();
   const [linkSound, setLinkSound] = useState<HostedAudio>();
   const hosted = source === 'speech' ? speech : source === 'link' ? linkSound : undefined;
@@ -270,6 +273,11 @@ export function Create() {
           </div>
         </fieldset>
 
+        {voice.warning ? (
+          <div className="notice notice-warning" role="status" data-testid="no-voice">
+            <p>{voice.warning}</p>
+          </div>
+        ) : null}
         <ErrorNotice problem={problem} title="The video could not be created." />
         <button
           type="submit"
