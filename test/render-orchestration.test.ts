@@ -214,6 +214,25 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     });
   }, 180_000);
 
+  it('renders an instrumental with the mouth at rest and says no singing voice was found', async () => {
+    const created = await service.context.services.videos.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
+      audio: { upload: { body: songWav(makeSong({ seconds: 4, verses: [], seed: 5 })), contentType: 'audio/wav', extension: 'wav' } },
+    });
+    const done = await waitForTerminal(created!.video.id, 150_000);
+    expect(done.status, done.failure_reason ?? '').toBe('completed');
+    expect(done.sync).toMatchObject({ vocalsFound: false, mouthVoiceR: null, audioStartSeconds: 0 });
+    // Where only the band plays, the mouth rests.
+    expect(done.sync!.instrumentalRestShare).toBeGreaterThanOrEqual(0.9);
+    const read = await fetch(`${service.baseUrl}/v1/videos/${done.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect((await json(read)).sync).toMatchObject({ vocals_found: false, mouth_voice_r: null });
+    expect(await ledger(done.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
+  }, 180_000);
+
   it('fails a photo with no usable face region at once, with a reason, and refunds exactly once', async () => {
     const blank = await sharp({ create: { width: 512, height: 512, channels: 3, background: { r: 128, g: 128, b: 128 } } }).png().toBuffer();
     const before = await service.context.services.credits.balance(userId);

@@ -182,18 +182,23 @@ export const RenderPlan = z.object({
   photoCheck: PhotoCheck.optional(),
   /** The audio is a voice alone (text-to-speech): its preparation separates nothing. */
   cleanVoice: z.boolean().optional(),
+  /** Where in the audio the video begins, as its creator asked (`audio_start_seconds`); absent: chosen at preparation. */
+  audioStartSeconds: z.number().min(0).optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
 /**
  * `targetKey`: where the analysis copy goes; `deliveryKey`: the soundtrack's (absent from workflows started before it);
  * `cleanVoice`: the audio is a voice alone (RenderPlan.cleanVoice); absent, it is separated into vocals and the rest.
+ * The result's `startSeconds` says where in the source the prepared copies begin.
  */
 export const PrepareAudioInput = z.object({
   sourceAudioKey: z.string(),
   targetKey: z.string(),
   deliveryKey: z.string().optional(),
   cleanVoice: z.boolean().optional(),
+  /** RenderPlan.audioStartSeconds; absent: a source longer than a video is cut at its window with the most singing. */
+  startSeconds: z.number().min(0).optional(),
 });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 

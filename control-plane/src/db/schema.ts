@@ -85,6 +85,8 @@ interface VideosTable {
   face_model: Generated<string | null>;
   /** The last finished render's sync report (VideoSync); null until a render finishes (and for renders before it was recorded). */
   sync: ColumnType<VideoSync | null, string | null | undefined, string | null>;
+  /** Where in its audio the video begins, as its creator asked; null: chosen when the audio is prepared. */
+  audio_start_seconds: Generated<number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;

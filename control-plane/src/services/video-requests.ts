@@ -30,6 +30,8 @@ export type CreateVideoInput = {
   deadlineSeconds?: number;
   /** An API create's webhook_url, already vetted (WebhookService.vetVideoWebhookUrl). */
   webhookUrl?: string;
+  /** Where in the audio the video begins (POST /v1/videos audio_start_seconds, checked against the audio's length). */
+  audioStartSeconds?: number;
 };
 
 /** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
@@ -45,6 +47,7 @@ export type ApiVideoRequest = {
   aspect?: VideoAspect | undefined;
   webhook_url?: string | undefined;
   deadline_seconds?: number | undefined;
+  audio_start_seconds?: number | undefined;
 };
 
 /** What an API video sings: a template song, or audio stored by POST /v1/audio. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_VIDEO_ASPECT, videoObjectPrefix, type FaceHints, type PhotoCheck } from '@petsing/workflows';
+import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { z } from 'zod';
 import type { Image, User, Video } from '../db/schema.ts';
@@ -78,7 +79,10 @@ export class VideoService {
     const input = { sound: apiVideoSound(request), photo: apiVideoPhoto(request), face: request.face, aspect: request.aspect };
     const sound = 'templateId' in input.sound
       ? { templateId: (await this.findTemplate(input.sound.templateId)).id }
-      : { audio: await this.heldAudio(userId, input.sound.audioId) };
+      : await this.heldAudio(userId, input.sound.audioId, request.audio_start_seconds);
+    if (request.audio_start_seconds !== undefined && 'templateId' in sound) {
+      throw new AppError('audio_start_out_of_range', 'audio_start_seconds picks where in your audio (audio_id) the video begins; a template song has none.');
+    }
     const image = 'url' in input.photo
       ? await this.urlPhoto(userId, input.photo.url, input.face)
       : await this.heldPhoto(userId, input.photo.imageId, input.face);
@@ -166,6 +170,7 @@ export class VideoService {
           photo_check: 'check' in input.image && input.image.check ? JSON.stringify(input.image.check) : null,
           aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
           webhook_url: input.webhookUrl ?? null,
+          audio_start_seconds: input.audioStartSeconds ?? null,
         },
         input.charge,
       );
@@ -337,10 +342,19 @@ export class VideoService {
     return { audio: { key: hosted.object_key, hostedAudioId: hosted.id } };
   }
 
-  /** The audio_id of an API create: the caller's hosted audio, unexpired and long enough to sing. */
-  private async heldAudio(userId: string, audioId: string): Promise<{ key: string; hostedAudioId: string }> {
+  /**
+   * The audio_id of an API create: the caller's hosted audio, unexpired and long enough to sing; and the start in it
+   * the caller asked for, which must leave the shortest audio a video is made from.
+   */
+  private async heldAudio(userId: string, audioId: string, startSeconds: number | undefined): Promise<{ audio: { key: string; hostedAudioId: string }; audioStartSeconds?: number }> {
     const hosted = await this.hostedAudio.usable(userId, audioId);
-    return { key: hosted.object_key, hostedAudioId: hosted.id };
+    const audio = { key: hosted.object_key, hostedAudioId: hosted.id };
+    if (startSeconds === undefined) return { audio };
+    const seconds = hosted.duration_ms / 1000;
+    if (!(startSeconds >= 0 && startSeconds <= seconds - MIN_AUDIO_SECONDS)) {
+      throw new AppError('audio_start_out_of_range', `audio_start_seconds is ${startSeconds}; the audio lasts ${seconds.toFixed(2)} s, so it must be 0 to ${Math.max(0, seconds - MIN_AUDIO_SECONDS).toFixed(2)}.`);
+    }
+    return { audio, audioStartSeconds: startSeconds };
   }
 
   /**

@@ -37,7 +37,7 @@ export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefin
           }}
         />
         <p id={ids.help} className="muted small">
-          The video must be public. Its first {MAX_AUDIO_SECONDS} seconds of sound are used.
+          The video must be public. A longer sound is cut to its {MAX_AUDIO_SECONDS} seconds with the most singing.
         </p>
       </div>
       <button type="button" className="button button-secondary" onClick={() => void extract()} disabled={busy || !link.trim()} aria-busy={busy}>

@@ -3,8 +3,8 @@ import type { VocalActivity } from './vocal-activity.ts';
 /**
  * A soundtrack's singing window (README, "The best 30 seconds"): where a source longer than a video may last is cut.
  * The window starts a little before a phrase start (a voice coming back after a pause), so its first consonant is
- * kept, and is the one holding the most voiced hops; without a voice (or a phrase that leaves a whole window), at the
- * source's start.
+ * kept, and is the one holding the most voiced hops (the earliest of equals); a phrase too near the end for a whole
+ * window gives the window that ends with the source. Without a voice, the window is the source's start.
  */
 const PHRASE_LEAD_SECONDS = 0.2;
 
@@ -22,8 +22,8 @@ export function bestSingingWindow(activity: VocalActivity, sourceSeconds: number
   let best: SingingWindow = { startSeconds: 0, durationSeconds, voicedSeconds: voicedIn(0) };
   if (sourceSeconds <= windowSeconds || !activity.found) return best;
   for (const phrase of activity.phraseStarts) {
-    const start = Math.max(0, roundToHop(phrase - PHRASE_LEAD_SECONDS, activity.rate));
-    if (start + durationSeconds > sourceSeconds) break;
+    // A phrase too near the end for a whole window: the window ends with the source instead.
+    const start = Math.min(Math.max(0, roundToHop(phrase - PHRASE_LEAD_SECONDS, activity.rate)), sourceSeconds - durationSeconds);
     const voiced = voicedIn(start);
     if (voiced > best.voicedSeconds) best = { startSeconds: start, durationSeconds, voicedSeconds: voiced };
   }

@@ -160,6 +160,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     targetKey: preparedAudioKey(plan.videoId),
     deliveryKey: deliveryAudioKey(plan.videoId),
     ...(plan.cleanVoice ? { cleanVoice: true } : {}),
+    // The creator's start in the audio; absent (and in plans from before), preparation picks the window.
+    ...(plan.audioStartSeconds !== undefined ? { startSeconds: plan.audioStartSeconds } : {}),
   }));
   if (recordsStages) await control.recordStage({ videoId: plan.videoId, stage: 'queued' });
   const info = workflowInfo();

@@ -96,6 +96,16 @@ export const CreateApiVideoRequest = z
       .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
     face: FaceHintsField.optional(),
     aspect: AspectRequestField,
+    audio_start_seconds: z
+      .number()
+      .optional()
+      .meta({
+        description:
+          'With audio_id: where in the audio the video begins, in seconds, from 0 to the audio\'s duration_seconds minus 2 (400 audio_start_out_of_range '
+          + 'otherwise, before any charge); the video sings at most 30 s from there. Without it, a soundtrack longer than 30 s is cut at its 30 s with the '
+          + 'most singing (starting at a sung phrase), and a shorter one is sung whole. The video\'s sync.audio_start_seconds says which window was sung.',
+        example: 12.5,
+      }),
     deadline_seconds: z
       .number()
       .int()
