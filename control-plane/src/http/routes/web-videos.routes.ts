@@ -44,14 +44,15 @@ export function webVideosRoutes(context: AppContext): Router {
   });
 
   router.post('/create-with-audio', signedIn, limited, async (req, res) => {
-    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', ...PHOTO_FIELDS] });
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', 'audio_start_seconds', ...PHOTO_FIELDS] });
     try {
       const audio = form.files.audio;
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
       const sound = audio ? { file: audio } : { url: audioUrl ?? '' };
-      const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound });
+      const start = audioStartField(form);
+      const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound, ...(start !== undefined ? { audioStartSeconds: start } : {}) });
       res.set('Cache-Control', 'no-store');
       res.json(await represent.renderQueued(created));
     } finally {
@@ -134,6 +135,15 @@ function faceField(form: MultipartForm): FaceHints | undefined {
   return parsed.data;
 }
 
+/** The optional `audio_start_seconds` field: seconds into the audio (the service checks it against the audio's length). */
+function audioStartField(form: MultipartForm): number | undefined {
+  const text = form.fields.audio_start_seconds?.trim();
+  if (!text) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds)) throw new AppError('audio_start_out_of_range', `The "audio_start_seconds" field is "${text}", not a number of seconds.`);
+  return seconds;
+}
+
 /** A field that must be there and not blank; its value is taken exactly as sent, as /v1 takes it. */
 function requiredField(form: MultipartForm, field: string, what: string): string {
   const value = form.fields[field];
@@ -170,7 +180,7 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     request: { body: formBody(CreateWithAudioForm, { ...imageEncoding, audio: { contentType: AUDIO_CONTENT_TYPES } }) },
     responses: {
       200: jsonResponse('The render is queued.', RenderQueued),
-      ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url'),
+      ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'audio_start_out_of_range', 'unknown_audio_url'),
     },
   });
   registry.registerPath({

@@ -37,6 +37,12 @@ export const CreateWithAudioForm = z
     ...photoFields,
     audio: file('The audio: MP3, WAV, MP4/M4A (AAC) or WebM, at most 20 MB, lasting 2 to 30 seconds (measured by decoding). Other formats than MP3 are transcoded to MP3.').optional(),
     audio_url: z.url().optional().meta({ description: 'Instead of `audio`: the `url` answered by POST /tts or POST /social/extract-audio for the caller.' }),
+    audio_start_seconds: z.string().optional().meta({
+      description:
+        'Where in the audio the video begins, in seconds (a number, from 0 to the audio\'s length minus 2: 400 audio_start_out_of_range otherwise). '
+        + 'Without it, a sound longer than 30 s is cut at its 30 s with the most singing, from a sung phrase.',
+      example: '12.5',
+    }),
   })
   .meta({ id: 'CreateWithAudioForm', description: 'Send exactly one of `image` and `image_id`, and exactly one of `audio` and `audio_url`.' });
 
