@@ -6,7 +6,7 @@ import { useHostedAudio, type HostedAudio } from './use-hosted-audio.ts';
 
 /**
  * The sound of a short video, named by its link (POST /social/extract-audio: the service checks the host,
- * fetches the video and keeps its first MAX_AUDIO_SECONDS of sound), played back before it is used.
+ * fetches the video and keeps its sound; a video sings the MAX_AUDIO_SECONDS of it with the most singing), played back before it is used.
  */
 export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefined) => void }) {
   const ids = { link: useId(), help: useId() };

@@ -6,7 +6,7 @@ import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts'
 import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
 import { VideoSyncField } from './video-sync.schemas.ts';
 import { z } from 'zod';
-import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
+import { MAX_SOURCE_AUDIO_SECONDS, MAX_SPEECH_CHARACTERS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 
 const ApiTemplate = z
   .object({
@@ -158,7 +158,7 @@ export const CreateApiAudioRequest = z
     }),
     voice_id: z.string().optional().meta({ description: 'Speech: an id from GET /v1/voices.', example: 'en-us-female' }),
     video_url: z.string().max(MAX_URL_LENGTH).optional().meta({
-      description: 'A short-video link (a public TikTok video); its soundtrack, cut to the first 30 seconds, becomes the audio.',
+      description: 'A short-video link (a public TikTok video); its soundtrack, up to 180 seconds, becomes the audio (a video sings 30 s of it: see audio_start_seconds).',
       example: 'https://www.tiktok.com/@user/video/7301234567890123456',
     }),
   })
@@ -171,7 +171,7 @@ export const CreateApiAudioForm = z
 export const ApiAudio = z
   .object({
     id: z.uuid().meta({ description: 'Pass as audio_id to POST /v1/videos.' }),
-    duration_seconds: z.number().min(2).max(30).meta({ description: 'Length of the stored audio; the video lasts as long.' }),
+    duration_seconds: z.number().min(MIN_AUDIO_SECONDS).max(MAX_SOURCE_AUDIO_SECONDS).meta({ description: 'Length of the stored audio; the video lasts as long, up to 30 s (a longer short-video soundtrack, up to 180 s, is sung in its 30 s with the most singing, or from audio_start_seconds).' }),
     expires_at: z.iso.datetime().meta({ description: 'Creates can use the audio until then (24 hours).' }),
   })
   .meta({ id: 'ApiAudio' });
