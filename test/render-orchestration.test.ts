@@ -14,7 +14,7 @@ import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/platform/runtime';
 import { json, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
-import { makeSong, songWav } from './support/song-mix.ts';
+import { makeSong, songWav, type Song } from './support/song-mix.ts';
 
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
 const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
@@ -43,6 +43,18 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   const waitForTerminal = async (id: string, timeoutMs = 120_000) => {
     await waitFor(`video ${id} to finish`, async () => ['completed', 'failed'].includes((await videoRow(id))?.status ?? ''), timeoutMs);
     return (await videoRow(id))!;
+  };
+  /** An API video of the pet singing `song` (uploaded as WAV), once it is completed or failed. */
+  const renderSong = async (song: Song) => {
+    const created = await service.context.services.videos.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
+      audio: { upload: { body: songWav(song), contentType: 'audio/wav', extension: 'wav' } },
+    });
+    return waitForTerminal(created!.video.id, 150_000);
   };
   const ledger = (videoId: string) =>
     service.database.db.selectFrom('credit_ledger').select(['delta', 'reason']).where('video_id', '=', videoId).orderBy('id').execute();
@@ -181,15 +193,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   });
 
   it('renders an uploaded song from its stems: the render is handed the vocal and accompaniment stems and answers its sync report', async () => {
-    const created = await service.context.services.videos.create({
-      userId,
-      origin: 'api',
-      charge: { kind: 'api_credit' },
-      watermark: false,
-      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
-      audio: { upload: { body: songWav(makeSong({ seconds: 5, verses: [[1, 4]] })), contentType: 'audio/wav', extension: 'wav' } },
-    });
-    const done = await waitForTerminal(created!.video.id, 150_000);
+    const done = await renderSong(makeSong({ seconds: 5, verses: [[1, 4]] }));
     expect(done.status, done.failure_reason ?? '').toBe('completed');
     const history = await temporal.client.workflow.getHandle(renderWorkflowId(done.id)).fetchHistory();
     const payload = (data: Uint8Array | null | undefined) => JSON.parse(Buffer.from(data!).toString('utf8'));
@@ -215,15 +219,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   }, 180_000);
 
   it('renders an instrumental with the mouth at rest and says no singing voice was found', async () => {
-    const created = await service.context.services.videos.create({
-      userId,
-      origin: 'api',
-      charge: { kind: 'api_credit' },
-      watermark: false,
-      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
-      audio: { upload: { body: songWav(makeSong({ seconds: 4, verses: [], seed: 5 })), contentType: 'audio/wav', extension: 'wav' } },
-    });
-    const done = await waitForTerminal(created!.video.id, 150_000);
+    const done = await renderSong(makeSong({ seconds: 4, verses: [], seed: 5 }));
     expect(done.status, done.failure_reason ?? '').toBe('completed');
     expect(done.sync).toMatchObject({ vocalsFound: false, mouthVoiceR: null, audioStartSeconds: 0 });
     // Where only the band plays, the mouth rests.
