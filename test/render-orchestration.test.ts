@@ -219,7 +219,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   }, 180_000);
 
   it('renders an instrumental with the mouth at rest and says no singing voice was found', async () => {
-    const done = await renderSong(makeSong({ seconds: 4, verses: [], seed: 5 }));
+    const done = await renderSong(makeSong({ seconds: 4, verses: [] }));
     expect(done.status, done.failure_reason ?? '').toBe('completed');
     expect(done.sync).toMatchObject({ vocalsFound: false, mouthVoiceR: null, audioStartSeconds: 0 });
     // Where only the band plays, the mouth rests.

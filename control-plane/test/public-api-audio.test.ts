@@ -151,9 +151,9 @@ describe('/v1 audio', () => {
     expect(Math.abs((await videoSeconds(speechVideo.video_url)) - spoken.body.duration_seconds)).toBeLessThan(0.25);
     // Each says how it sang: the speech is a voice alone (no band to rest for), sung whole from its start.
     expect(speechVideo.sync).toEqual({
-      vocals_found: true, mouth_voice_r: expect.any(Number), instrumental_rest_share: null, audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(spoken.body.duration_seconds, 1),
+      vocals_found: true, mouth_voice_r: expect.any(Number), instrumental_rest_share: null, audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(spoken.body.duration_seconds, 0),
     });
-    expect(uploadVideo.sync).toMatchObject({ audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(3.5, 1) });
+    expect(uploadVideo.sync).toMatchObject({ audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(3.5, 0) });
     // The uploaded file was separated into vocals and the rest (once); the speech, a voice alone, was not.
     expect(service.context.services.vocalStems.separations).toBe(1);
 
