@@ -251,7 +251,7 @@ describe('web video creation and deletion', () => {
       const credits = await freeCredits(user.token);
       const sung = await post('/audio-check', user.token, form({ audio: wav('sung.wav', songWav(makeSong({ seconds: 6, verses: [[1, 5]] }))) }));
       expect(sung.status, JSON.stringify(sung.body)).toBe(200);
-      expect(sung.body).toEqual({ vocals_found: true, voiced_seconds: expect.any(Number), duration_seconds: expect.closeTo(6, 1), warning: null });
+      expect(sung.body).toEqual({ vocals_found: true, voiced_seconds: expect.any(Number), audio_start_seconds: 0, duration_seconds: expect.closeTo(6, 1), warning: null });
       expect(sung.body.voiced_seconds).toBeGreaterThan(2.5);
       expect(sung.body.voiced_seconds).toBeLessThan(4.5);
 
@@ -290,7 +290,25 @@ describe('web video creation and deletion', () => {
       expect(short.body.error.code).toBe('audio_duration_out_of_range');
       const missing = await expectRefusedCleanly(user.id, user.token, () => post('/audio-check', user.token, form({})));
       expect(missing.body.error.code).toBe('invalid_request');
+      const foreign = await expectRefusedCleanly(user.id, user.token, () => post('/audio-check', user.token, form({ audio_url: 'https://example.com/song.mp3' })));
+      expect(foreign.body.error.code).toBe('unknown_audio_url');
     }, 180_000);
+
+    it('checks a hosted soundtrack longer than a video in the 30 s a video would sing: its most sung window', async () => {
+      const user = await signIn('long-song@example.com');
+      // 50 s: a verse from 31 s to 45 s, none before: a video sings the 30 s that hold it.
+      const wavPath = join(fixtures, 'long-song.wav');
+      const mp3 = join(fixtures, 'long-song.mp3');
+      await writeFile(wavPath, songWav(makeSong({ seconds: 50, verses: [[31, 45]] })));
+      await runMediaTool('ffmpeg', ['-v', 'error', '-y', '-i', wavPath, '-c:a', 'libmp3lame', '-b:a', '192k', mp3]);
+      const hosted = await service.context.services.hostedAudio.store(user.id, 'social', mp3, 50);
+      const { status, body } = await post('/audio-check', user.token, form({ audio_url: hosted.url }));
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({ vocals_found: true, duration_seconds: 30, warning: null });
+      // The window ends with the soundtrack (the verse is too near its end for a window from its first phrase).
+      expect(body.audio_start_seconds).toBeCloseTo(20, 0);
+      expect(body.voiced_seconds).toBeGreaterThan(10);
+    }, 120_000);
   });
 
   describe('POST /create-with-audio', () => {

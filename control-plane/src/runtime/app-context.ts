@@ -147,7 +147,6 @@ export function createServices({ config, database, objectStore, temporalClient, 
     warn: (message, details) => logger.warn(details, message),
   });
   const audioPreparer = new AudioPreparer(objectStore, undefined, vocalStems);
-  const audioChecks = new AudioCheckService(vocalStems, objectStore);
   const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
   const oauth = new OAuthService(new OAuthRepository(db), oauthSettings(config), credentialCache);
   const credentials = new CredentialService(apiKeys, oauth, credentialCache);
@@ -232,6 +231,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     metrics,
   });
   const audioRequests = new AudioRequestService(speech, soundtracks);
+  const audioChecks = new AudioCheckService(vocalStems, objectStore, hostedAudio);
   const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
   const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
   return { vocalStems, audioChecks, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };

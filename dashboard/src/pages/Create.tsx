@@ -57,10 +57,11 @@ export function Create() {
   const [audioFile, setAudioFile] = useState<File>();
   const [audioProblem, setAudioProblem] = useState<string>();
   const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
-  // The audio check (POST /audio-check): a file or recording without a singing voice is said before paying.
-  const voice = useAudioCheck(audio);
   const [speech, setSpeech] = useState<HostedAudio>();
   const [linkSound, setLinkSound] = useState<HostedAudio>();
+  // The audio check (POST /audio-check): a file, recording or short video's sound without a singing voice is said
+  // before paying (speech is a voice).
+  const voice = useAudioCheck(audio ?? (source === 'link' ? linkSound : undefined));
   const hosted = source === 'speech' ? speech : source === 'link' ? linkSound : undefined;
   const [aspect, setAspect] = useState<Aspect>('square');
   // The photo check (POST /images): where the pet's mouth was found, and where the person put the marker.

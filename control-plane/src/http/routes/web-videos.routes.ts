@@ -8,7 +8,7 @@ import { describeZodError, requestBodyError } from '../errors.ts';
 import { parseClientJson } from '../json-body.ts';
 import { rateLimit } from '../middleware/rate-limit.ts';
 import { requireWebUser, webUserOf } from '../middleware/web-auth.ts';
-import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD, withUploadedAudio } from '../audio-upload.ts';
+import { AUDIO_CONTENT_TYPES, AUDIO_UPLOAD } from '../audio-upload.ts';
 import { readMultipart, type MultipartForm } from '../multipart.ts';
 import { errorResponses, jsonResponse, type OpenAPIRegistry } from '../openapi.ts';
 import { IMAGE_UPLOAD, withUploadedPhoto } from '../photo-upload.ts';
@@ -68,14 +68,23 @@ export function webVideosRoutes(context: AppContext): Router {
   });
 
   router.post('/audio-check', signedIn, limited, async (req, res) => {
-    const check = await withUploadedAudio(req, (audio) => audioChecks.check(audio));
-    res.set('Cache-Control', 'no-store');
-    res.json({
-      vocals_found: check.vocalsFound,
-      voiced_seconds: check.voicedSeconds,
-      duration_seconds: check.durationSeconds,
-      warning: check.vocalsFound ? null : NO_VOICE_WARNING,
-    });
+    const form = await readMultipart(req, { files: { audio: AUDIO_UPLOAD }, fields: ['audio_url'] });
+    try {
+      const audio = form.files.audio;
+      const audioUrl = form.fields.audio_url?.trim();
+      if (Boolean(audio) === Boolean(audioUrl)) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field.');
+      const check = audio ? await audioChecks.checkUpload(audio) : await audioChecks.checkHosted(webUserOf(res).id, audioUrl ?? '');
+      res.set('Cache-Control', 'no-store');
+      res.json({
+        vocals_found: check.vocalsFound,
+        voiced_seconds: check.voicedSeconds,
+        audio_start_seconds: check.startSeconds,
+        duration_seconds: check.durationSeconds,
+        warning: check.vocalsFound ? null : NO_VOICE_WARNING,
+      });
+    } finally {
+      await form.cleanup();
+    }
   });
 
   router.delete('/delete-video', signedIn, async (req, res) => {
@@ -201,13 +210,18 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     summary: 'Check audio before creating: is there a singing voice?',
     description:
       'Separates the audio\'s voice from the band as the video\'s preparation will (the stems are kept by the audio\'s hash, so the video made '
-      + 'from the same file does not separate it again) and answers whether it holds a singing voice. Without one the video still renders, '
+      + 'from the same file does not separate it again) and answers whether the part a video would sing (a sound longer than 30 s: its 30 s with '
+      + 'the most singing, from audio_start_seconds) holds a singing voice. Send an `audio` file or the `audio_url` of a sound this account made '
+      + '(POST /tts, POST /social/extract-audio). Without a voice the video still renders, '
       + 'with the mouth at rest, so the page warns before paying ("No singing voice found"). Free (counts against the media rate limit); '
       + 'audio the create would refuse is refused alike.',
     request: { body: { required: true, content: { 'multipart/form-data': { schema: CheckAudioForm, encoding: { audio: { contentType: AUDIO_CONTENT_TYPES } } } } } },
     responses: {
       200: jsonResponse('What the check found.', AudioCheck),
-      ...errorResponses('invalid_request', 'multipart_required', 'unsupported_audio_format', 'audio_duration_out_of_range', 'payload_too_large', 'unauthorized', 'rate_limited', 'service_unavailable'),
+      ...errorResponses(
+        'invalid_request', 'multipart_required', 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url', 'audio_expired', 'payload_too_large',
+        'unauthorized', 'rate_limited', 'service_unavailable',
+      ),
     },
   });
   registry.registerPath({

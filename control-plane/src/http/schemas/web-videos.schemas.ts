@@ -56,9 +56,10 @@ export const DeleteVideoResult = z
 
 export const CheckAudioForm = z
   .object({
-    audio: file('The audio to check: the same file, formats and limits as `audio` of POST /create-with-audio.'),
+    audio: file('The audio to check: the same file, formats and limits as `audio` of POST /create-with-audio.').optional(),
+    audio_url: z.url().optional().meta({ description: 'Instead of `audio`: the `url` answered by POST /tts or POST /social/extract-audio for the caller.' }),
   })
-  .meta({ id: 'CheckAudioForm' });
+  .meta({ id: 'CheckAudioForm', description: 'Send exactly one of `audio` and `audio_url`.' });
 
 /** What the web app shows before paying when the audio holds no singing voice. */
 export const NO_VOICE_WARNING = 'No singing voice found: the pet will keep its mouth at rest and only nod to the music. Pick a song with vocals, or go ahead.';
@@ -66,8 +67,9 @@ export const NO_VOICE_WARNING = 'No singing voice found: the pet will keep its m
 export const AudioCheck = z
   .object({
     vocals_found: z.boolean().meta({ description: 'Whether the audio holds a singing (or speaking) voice, as the render will find it.' }),
-    voiced_seconds: z.number().min(0).meta({ description: 'Seconds of the audio in which the voice sings.' }),
-    duration_seconds: z.number().positive().meta({ description: 'How long the audio lasts (the video lasts as long).' }),
+    voiced_seconds: z.number().min(0).meta({ description: 'Seconds of that part in which the voice sings.' }),
+    audio_start_seconds: z.number().min(0).meta({ description: 'Where the part a video would sing begins in the audio (0 unless the audio is longer than 30 s).' }),
+    duration_seconds: z.number().positive().meta({ description: 'How long that part lasts: the video lasts as long.' }),
     warning: z.string().nullable().meta({ description: 'What to show before paying; null when a voice was found.', example: NO_VOICE_WARNING }),
   })
   .meta({ id: 'AudioCheck' });
