@@ -15,6 +15,7 @@ import { startImageHost } from './support/image-host.ts';
 import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { PET_PHOTO_MOUTH, petPhoto } from './support/pet-photo.ts';
+import { seedTemplates } from './support/templates.ts';
 
 const MOUTH = JSON.stringify({ mouth: PET_PHOTO_MOUTH });
 
@@ -88,7 +89,7 @@ describe('crash recovery of paid videos', () => {
         SWEEP_MIN_AGE_SECONDS: '1',
       },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     // Previews are not under test: all but the last are marked rendered, so the one render node stays for
     // the videos. The last one makes the API process connect to Temporal at start, before the proxy stalls.
     const templates = await service.database.db.selectFrom('templates').select('id').orderBy('id').execute();

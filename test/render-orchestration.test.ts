@@ -15,6 +15,7 @@ import { connectTemporalClient } from '@petsing/platform/runtime';
 import { json, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
 import { makeSong, songWav, type Song } from './support/song-mix.ts';
+import { seedTemplates } from './support/templates.ts';
 
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
 const RENDER_ENV = { RENDER_OUTPUT_SIZE: '192' };
@@ -92,7 +93,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     service = await startTestService({ temporal: true, controlWorker: true, env: RENDER_ENV });
     renderNode = await service.startRenderWorker();
     temporal = await connectTemporalClient({ ...service.context.config.env });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     userId = (await service.context.services.users.create({ email: 'render@example.com' })).id;
     apiKey = (await service.context.services.apiKeys.create({ userId, scopes: ['videos:read', 'videos:write'] })).key;
     await service.context.services.credits.grant(userId, 100);

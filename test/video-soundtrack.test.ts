@@ -7,7 +7,8 @@ import { createTestAccount } from './support/accounts.ts';
 import type { Json } from './support/http.ts';
 import { startRenderingService } from './support/image-host.ts';
 import { waitFor } from './support/processes.ts';
-import { audioStreamsOf, channelLevels, loudnessOf, stereoWidthDb, writeStereoSource } from './support/soundtrack.ts';
+import { audioStreamsOf, channelLevels, durationsOf, loudnessOf, stereoWidthDb, writeStereoSource } from './support/soundtrack.ts';
+import { seedTemplates } from './support/templates.ts';
 
 /**
  * Issue 35, end to end (real API, Temporal, control worker and render node): the sound of a finished video, as an
@@ -58,7 +59,7 @@ describe('the soundtrack of a finished video', () => {
     source = join(scratch, 'stereo-clip.wav');
     // Small frames: the sound is what is looked at.
     [rendering] = await Promise.all([startRenderingService({ RENDER_OUTPUT_SIZE: '128' }), writeStereoSource(source, 2.5, -30)]);
-    await rendering.service.context.services.templates.seed(rendering.service.context.logger);
+    await seedTemplates(rendering.service.context);
     owner = await createTestAccount(rendering.service.context, 'soundtrack@example.com', 2);
   }, 240_000);
   afterAll(async () => {
@@ -84,9 +85,13 @@ describe('the soundtrack of a finished video', () => {
     }
   }, 300_000);
 
-  it('a template song: mixed in stereo, at −14 LUFS', async () => {
+  it('a template song: mixed in stereo, at −14 LUFS, and the video exactly as long as the song', async () => {
     const mp4 = await renderedVideo({ template_id: '1' });
     await expectDeliveredSound(mp4);
+    // What a phone's player shows as the length (the container's) is the song's, and picture and sound end together.
+    const [song] = ((await send('GET', '/templates')).body as Json[]).filter((template) => template.id === '1');
+    const lengths = await durationsOf(mp4);
+    for (const seconds of Object.values(lengths)) expect(Math.abs(seconds - song!.duration_seconds), JSON.stringify({ lengths, song })).toBeLessThan(0.1);
     // The chords spread across: not one signal on both channels (a mono song's difference is nothing, −Infinity dB).
     expect(await stereoWidthDb(mp4)).toBeGreaterThan(-40);
   }, 300_000);

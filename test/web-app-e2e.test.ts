@@ -7,7 +7,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page, type Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverWebhook, startFakeStripe, stripeEvent, type FakeStripe } from './support/fake-stripe.ts';
-import { freePort, PETSING_CLI, serviceProcessEnv, stopProcess, waitFor, waitForHealth } from './support/processes.ts';
+import { embeddedServiceEnv, PETSING_CLI, stopProcess, waitFor, waitForHealth } from './support/processes.ts';
 import { json } from './support/http.ts';
 import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
 import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
@@ -105,14 +105,7 @@ describe('the web app in Chromium', () => {
     shortVideo = await startFakeShortVideo(dataDir);
     // A band without a voice: the create page warns before paying.
     await writeFile(join(dataDir, 'instrumental.wav'), songWav(makeSong({ seconds: 3, verses: [] })));
-    const port = await freePort();
-    baseUrl = `http://localhost:${port}`;
-    const env = serviceProcessEnv({
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_DEV_UI_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
+    const { env, port } = await embeddedServiceEnv(dataDir, {
       RENDER_OUTPUT_SIZE: String(RENDER_SIZE),
       STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
       STRIPE_WEBHOOK_SECRET,
@@ -121,6 +114,7 @@ describe('the web app in Chromium', () => {
       YTDLP_PATH: shortVideo.ytDlpPath,
       DEV_ALLOW_LOCAL_URLS: 'true',
     });
+    baseUrl = `http://localhost:${port}`;
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
@@ -270,7 +264,7 @@ describe('the web app in Chromium', () => {
 
     // The first song (the oldest template), as GET /templates lists them, and the story shape.
     await page.locator('input[name=template_id]').first().check();
-    const [chosen] = await json(fetch(`${baseUrl}/templates`));
+    const templates = (await json(fetch(`${baseUrl}/templates`))) as Array<{ id: string; duration_seconds: number }>;
     await page.getByLabel(/Story/).check();
     await onDesktop('/app/new', 'create', (target) => target.getByText('2 free videos left').waitFor());
 
@@ -302,6 +296,9 @@ describe('the web app in Chromium', () => {
     const form = (await creating).postData() ?? '';
     const field = (name: string) => formField(form, name);
     expect(field('image_id')).toMatch(/^[0-9a-f-]{36}$/);
+    // The song the video is made of: the one checked last (the second), as the create sent it.
+    const chosen = templates.find((template) => String(template.id) === field('template_id'))!;
+    expect(chosen, form).toBeDefined();
     expect(form).not.toContain('filename=');
     expect(JSON.parse(field('face') ?? '{}').mouth).toEqual(placed);
     await page.waitForURL(/\/app\/videos\/[0-9a-f-]{36}$/);
@@ -335,7 +332,7 @@ describe('the web app in Chromium', () => {
     await video.evaluate((element) => (element as unknown as MediaElement).play().catch(() => undefined));
     await playerReady(page, 3);
     const duration = await video.evaluate((element) => (element as unknown as MediaElement).duration);
-    expect(Math.abs(duration - Math.min(30, chosen.duration_seconds))).toBeLessThan(0.5);
+    expect(Math.abs(duration - Math.min(30, chosen.duration_seconds)), `${duration} s played, song ${JSON.stringify(chosen)}`).toBeLessThan(0.1);
     await page.getByRole('link', { name: 'Download' }).waitFor();
     await video.evaluate((element) => (element as unknown as MediaElement).pause());
     await shoot(page, 'video', 'phone');

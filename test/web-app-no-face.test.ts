@@ -9,6 +9,7 @@ import { json } from './support/http.ts';
 import { waitFor } from './support/processes.ts';
 import { startTestService, type TestService } from './support/test-service.ts';
 import { insertWebVideo } from './support/web-video-row.ts';
+import { seedTemplates } from './support/templates.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 /** Debian's chromium, as in web-app-e2e.test.ts; no browser is downloaded. */
@@ -52,7 +53,7 @@ describe('the web app in Chromium: no face, no payments', () => {
       startTestService({ env: { STRIPE_SECRET_KEY: 'sk_test_petsing_web_no_face', STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE: stripe.apiBase } }),
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] }),
     ]);
-    await plain.context.services.templates.seed(plain.context.logger);
+    await seedTemplates(plain.context);
   }, 180_000);
 
   afterAll(async () => {
@@ -224,7 +225,9 @@ describe('the web app in Chromium: no face, no payments', () => {
     const { id: userId } = await json(fetch(`${paying.baseUrl}/user/me`, { headers: { Authorization: `Bearer ${token}` } }));
     const videoId = await insertWebVideo(paying.database.db, userId as string);
     await page.goto(`${paying.baseUrl}/app/videos/${videoId}`);
-    await page.getByRole('button', { name: 'Remove the watermark ($1.99)' }).waitFor();
+    // The page asks for the video and the prices at once; on a loaded machine (the suite's two files at a time) that has
+    // taken longer than the default 30 s.
+    await page.getByRole('button', { name: 'Remove the watermark ($1.99)' }).waitFor({ timeout: 60_000 });
     await page.getByRole('link', { name: 'Plan', exact: true }).click();
     await page.getByRole('button', { name: 'Choose Annual' }).waitFor();
     await page.getByRole('link', { name: 'Developers', exact: true }).click();

@@ -6,6 +6,7 @@ import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/
 import { startTestService, type TestService } from './support/test-service.ts';
 import { startWebhookReceiver, verifyWith } from './support/webhook-receiver.ts';
 import { petPhoto } from './support/pet-photo.ts';
+import { seedTemplates } from './support/templates.ts';
 
 /**
  * A webhook survives the death of the control worker: real processes, with `petsing worker control` run as a
@@ -52,7 +53,7 @@ describe('webhook deliveries across control-worker crashes', () => {
         WEBHOOK_RETRY_SCHEDULE_SECONDS: '8,8,8,8,8,8,8,8',
       },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
   }, 180_000);
   afterAll(async () => {
     await stopProcess(worker);

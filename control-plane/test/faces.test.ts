@@ -14,7 +14,7 @@ import { connectTemporalClient } from '@petsing/platform/runtime';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, signInWebUser } from '../../test/support/accounts.ts';
-import { toneWav } from '../../test/support/audio.ts';
+import { sungWav, toneWav } from '../../test/support/audio.ts';
 import type { Json } from '../../test/support/http.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { waitFor } from '../../test/support/processes.ts';
@@ -22,6 +22,7 @@ import { distance, motionCentre, motionGain, motionMap, type FramePoint } from '
 import { runOperatorCommand } from '../src/cli/operator-commands.ts';
 import { messageFirstLogger } from '../src/logging/logger.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 /** Real photos of the shared development set, read in place: a frontal cat, and groceries in a car boot (no pet). */
 const PETS = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets');
@@ -103,7 +104,7 @@ describe('photo checks and face hints', () => {
       },
     });
     renderNode = await service.startRenderWorker();
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
   }, 180_000);
   afterAll(async () => {
     await service?.stop();
@@ -279,7 +280,7 @@ describe('photo checks and face hints', () => {
     it('renders the face the photo check stored and showed, not one found again, and records where each face came from', async () => {
       const owner = await createTestAccount(service.context, 'stored-face@example.com', 3);
       const song = new FormData();
-      song.append('audio', new Blob([toneWav(3)], { type: 'audio/wav' }), 'tone.wav');
+      song.append('audio', new Blob([sungWav(3)], { type: 'audio/wav' }), 'sung.wav');
       const audio = await call('createApiAudio', 'POST', '/v1/audio', owner.readWrite, song);
       expect(audio.status, JSON.stringify(audio.body)).toBe(201);
       // Three checks of the same cat whose stored mouths are moved off the found one, to either side: faces the model

@@ -9,6 +9,7 @@ import { authorizeAs } from '../../test/support/oauth-authorization.ts';
 import { startRenderingService, type startImageHost } from '../../test/support/image-host.ts';
 import type { TestService } from '../../test/support/test-service.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 const ALLOWED_ORIGIN = 'http://localhost:6274';
@@ -84,7 +85,7 @@ describe('MCP endpoint', () => {
 
   beforeAll(async () => {
     ({ service, imageHost } = await startRenderingService({ MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN }));
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     mcpUrl = new URL(`${service.baseUrl}/mcp`);
   }, 180_000);
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { json } from '../../test/support/http.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 describe('/v1 account, credits and templates', () => {
   let service: TestService;
@@ -12,8 +13,8 @@ describe('/v1 account, credits and templates', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    const { users, apiKeys, credits, templates } = service.context.services;
-    await templates.seed(service.context.logger);
+    const { users, apiKeys, credits } = service.context.services;
+    await seedTemplates(service.context);
     const user = await users.create({ email: 'owner@example.com' });
     userId = user.id;
     readWriteKey = (await apiKeys.create({ userId, scopes: ['videos:read', 'videos:write'] })).key;

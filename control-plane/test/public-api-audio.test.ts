@@ -16,6 +16,7 @@ import { expectDocumentedResponses, type RecordedResponse } from '../../test/sup
 import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 const run = promisify(execFile);
 
@@ -105,7 +106,7 @@ describe('/v1 audio', () => {
       videoPageResolver: resolver,
       env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '192', RATE_LIMIT_WRITES_PER_MINUTE: '60' },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     owner = await createTestAccount(service.context, 'audio-owner@example.com', 10);
   }, 240_000);
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { startTestService, type TestService } from '../../test/support/test-serv
 import { awayFromWindowEdge, createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { PET_PHOTO_MOUTH, petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 
 describe('/v1 videos', () => {
@@ -31,7 +32,7 @@ describe('/v1 videos', () => {
 
   beforeAll(async () => {
     ({ service, imageHost } = await startRenderingService());
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     owner = await newAccount('owner@example.com', 10);
   }, 180_000);
   afterAll(async () => {

@@ -19,6 +19,7 @@ import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { toneWav } from '../../test/support/audio.ts';
 import { PET_PHOTO_MOUTH, petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 type StreamEvent = { id: number; event: string; data: Json };
 
@@ -109,7 +110,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
     });
     renderNode = await service.startRenderWorker();
     temporal = await connectTemporalClient({ ...service.context.config.env });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     owner = await createTestAccount(service.context, 'waiter@example.com', 20);
     const port = await freePort();
     const config = loadControlPlaneConfig({ ...service.env, PORT: String(port) });

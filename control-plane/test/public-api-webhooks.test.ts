@@ -14,6 +14,7 @@ import { replayFinishedHistories } from '../../test/support/temporal.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { startWebhookReceiver, verifyWith, type Reception } from '../../test/support/webhook-receiver.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 // Public-looking names the fixture's resolver answers itself; every other name goes to real DNS and the strict policy.
 const RECEIVER_HOST = 'hooks.petsing-fixtures.com';
@@ -78,7 +79,7 @@ describe('/v1 webhooks', () => {
         RATE_LIMIT_WRITES_PER_MINUTE: '1000',
       },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     owner = await createTestAccount(service.context, 'hooks@example.com', 10);
     temporal = await connectTemporalClient(service.context.config.env);
   }, 180_000);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TemplateRepository } from '../src/repositories/template.repository.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import type { Json } from '../../test/support/http.ts';
 import { startImageHost } from '../../test/support/image-host.ts';
@@ -21,6 +22,9 @@ describe('a create while the render queue cannot be reached', () => {
     await imageHost.close();
   });
 
+  /** A template's row: the create is refused or fails at the queue, before anything reads the song's audio. */
+  const fixtureTemplate = (service: TestService) =>
+    new TemplateRepository(service.database.db).upsert({ id: 1, name: 'Fixture', description: '', audio_key: 'templates/1/audio.mp3', audio_duration_ms: 5000, preview_image_key: null });
   /** A template video of a photo URL with a mouth hint: no photo check, so nothing but the queue stands in the way. */
   const create = async (service: TestService, key: string) => {
     const response = await fetch(`${service.baseUrl}/v1/videos`, {
@@ -39,7 +43,7 @@ describe('a create while the render queue cannot be reached', () => {
     const closed = await freePort();
     const service = await startTestService({ userUrlFetcher: imageHost.fetcher, env: { ALLOW_HTTP_IMAGE_URLS: 'true', TEMPORAL_ADDRESS: `127.0.0.1:${closed}` } });
     try {
-      await service.context.services.templates.seed(service.context.logger);
+      await fixtureTemplate(service);
       const account = await createTestAccount(service.context, 'outage@example.com', 3);
       const startedAt = Date.now();
       const { status, retryAfter, body } = await create(service, account.readWrite);
@@ -63,7 +67,7 @@ describe('a create while the render queue cannot be reached', () => {
     // Temporal answers, but the namespace the workflows would start in does not exist: the start fails after the charge.
     const service = await startTestService({ temporal: true, userUrlFetcher: imageHost.fetcher, env: { ALLOW_HTTP_IMAGE_URLS: 'true', TEMPORAL_NAMESPACE: 'petsing-no-such-namespace' } });
     try {
-      await service.context.services.templates.seed(service.context.logger);
+      await fixtureTemplate(service);
       const account = await createTestAccount(service.context, 'refused-start@example.com', 3);
       const { status, body } = await create(service, account.readWrite);
       expect(status, JSON.stringify(body)).toBe(503);

@@ -16,6 +16,7 @@ import { expectDocumentedResponses, type RecordedResponse } from '../../test/sup
 import { waitFor } from '../../test/support/processes.ts';
 import type { TestService } from '../../test/support/test-service.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 const ASPECTS: VideoAspect[] = ['square', '4:5', '9:16'];
 /** Width over height of each shape. */
@@ -82,7 +83,7 @@ describe('video aspect', () => {
 
   beforeAll(async () => {
     ({ service, imageHost } = await startRenderingService({ RATE_LIMIT_WRITES_PER_MINUTE: '100' }));
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     temporal = await connectTemporalClient(service.context.config.env);
     scratch = await mkdtemp(join(tmpdir(), 'petsing-aspect-'));
     photo = await petPhoto(256);

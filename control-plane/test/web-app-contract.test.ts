@@ -5,6 +5,7 @@ import type { Json } from '../../test/support/http.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 const WEBHOOK_SECRET = 'whsec_contract';
 
@@ -49,7 +50,7 @@ describe('web-app endpoints against the published contract', () => {
       temporal: true,
       env: { STRIPE_SECRET_KEY: 'sk_test_contract', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.apiBase },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     token = await mintDevIdToken(await loadDevIdentityKeys(service.env.DATA_DIR!), { baseUrl: service.baseUrl, email: 'contract@example.com' });
     photo = await petPhoto(256);
   }, 120_000);

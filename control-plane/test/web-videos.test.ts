@@ -12,6 +12,7 @@ import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
 import { makeSong, songWav } from '../../test/support/song-mix.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 type Part = string | { body: Buffer; name: string; type?: string };
 
@@ -94,7 +95,7 @@ describe('web video creation and deletion', () => {
     sharedTmp = process.env.TMPDIR;
     process.env.TMPDIR = await mkdtemp(join(tmpdir(), 'petsing-web-videos-tmp-'));
     service = await startTestService({ temporal: true });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     fixtures = await mkdtemp(join(tmpdir(), 'petsing-web-videos-'));
     media.png = await petPhoto(256);
     media.jpg = await sharp(media.png).jpeg().toBuffer();

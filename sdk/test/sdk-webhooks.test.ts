@@ -8,6 +8,7 @@ import { waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { startWebhookReceiver } from '../../test/support/webhook-receiver.ts';
 import { Petsing, verifyWebhook, WebhookVerificationError } from '../src/index.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 // A public-looking name the fixture's resolver answers with the local receiver (which also serves the photo).
 const RECEIVER_HOST = 'hooks.petsing-fixtures.com';
@@ -33,7 +34,7 @@ describe('@petsing/sdk with webhooks', () => {
       userUrlFetcher: fetcher,
       env: { ALLOW_HTTP_IMAGE_URLS: 'true', RENDER_OUTPUT_SIZE: '192' },
     });
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
   }, 180_000);
   afterAll(async () => {
     await service?.stop();

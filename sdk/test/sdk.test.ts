@@ -11,6 +11,7 @@ import { serviceProcessEnv, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { Petsing, PetsingError, VideoFailedError, WaitTimeoutError, type ApiVideo, type CreateVideoRequest, type PetsingOptions } from '../src/index.ts';
 import { PET_PHOTO_MOUTH } from '../../test/support/pet-photo.ts';
+import { seedTemplates } from '../../test/support/templates.ts';
 
 const run = promisify(execFile);
 const CAT_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'pets', 'cat-01.jpg');
@@ -53,7 +54,7 @@ describe('@petsing/sdk against the running service (real API, Temporal and worke
 
   beforeAll(async () => {
     ({ service, imageHost } = await startRenderingService());
-    await service.context.services.templates.seed(service.context.logger);
+    await seedTemplates(service.context);
     scratch = await mkdtemp(join(tmpdir(), 'petsing-sdk-'));
   }, 180_000);
   afterAll(async () => {

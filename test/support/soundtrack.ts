@@ -41,6 +41,14 @@ export async function audioStreamsOf(path: string): Promise<AudioStream[]> {
   }));
 }
 
+/** ffprobe's durations of a file: the container's and each stream's, in seconds. */
+export async function durationsOf(path: string): Promise<{ container: number; video: number; audio: number }> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type,duration', '-of', 'json', path]);
+  const { format, streams } = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string; duration: string }[] };
+  const of = (type: string) => Number(streams.find((stream) => stream.codec_type === type)?.duration ?? Number.NaN);
+  return { container: Number(format.duration), video: of('video'), audio: of('audio') };
+}
+
 /** Each channel's RMS level in dB, over the whole file or (`band`) within a frequency band in Hz. */
 export async function channelLevels(path: string, band?: [number, number]): Promise<number[]> {
   const filter = band ? `highpass=f=${band[0]}:poles=2,highpass=f=${band[0]}:poles=2,lowpass=f=${band[1]}:poles=2,lowpass=f=${band[1]}:poles=2,` : '';
