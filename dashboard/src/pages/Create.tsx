@@ -255,6 +255,12 @@ export function Create() {
               ) : null}
             </div>
           )}
+          {/* Said where the sound is chosen, before paying: the video would keep the pet's mouth at rest. */}
+          {voice.warning ? (
+            <div className="notice notice-warning" role="status" data-testid="no-voice">
+              <p>{voice.warning}</p>
+            </div>
+          ) : null}
         </fieldset>
 
         <fieldset>
@@ -274,11 +280,6 @@ export function Create() {
           </div>
         </fieldset>
 
-        {voice.warning ? (
-          <div className="notice notice-warning" role="status" data-testid="no-voice">
-            <p>{voice.warning}</p>
-          </div>
-        ) : null}
         <ErrorNotice problem={problem} title="The video could not be created." />
         <button
           type="submit"
