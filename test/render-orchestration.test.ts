@@ -14,7 +14,7 @@ import { startTestService, type TestService } from './support/test-service.ts';
 import { connectTemporalClient } from '@petsing/platform/runtime';
 import { json, type Json } from './support/http.ts';
 import { petPhoto } from './support/pet-photo.ts';
-import { makeSong, songWav } from './support/song-mix.ts';
+import { makeSong, songWav, type Song } from './support/song-mix.ts';
 import { seedTemplates } from './support/templates.ts';
 
 /** Small frames keep the suite fast on two cores; the render node's own tests cover full size. */
@@ -44,6 +44,18 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   const waitForTerminal = async (id: string, timeoutMs = 120_000) => {
     await waitFor(`video ${id} to finish`, async () => ['completed', 'failed'].includes((await videoRow(id))?.status ?? ''), timeoutMs);
     return (await videoRow(id))!;
+  };
+  /** An API video of the pet singing `song` (uploaded as WAV), once it is completed or failed. */
+  const renderSong = async (song: Song) => {
+    const created = await service.context.services.videos.create({
+      userId,
+      origin: 'api',
+      charge: { kind: 'api_credit' },
+      watermark: false,
+      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
+      audio: { upload: { body: songWav(song), contentType: 'audio/wav', extension: 'wav' } },
+    });
+    return waitForTerminal(created!.video.id, 150_000);
   };
   const ledger = (videoId: string) =>
     service.database.db.selectFrom('credit_ledger').select(['delta', 'reason']).where('video_id', '=', videoId).orderBy('id').execute();
@@ -182,15 +194,7 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
   });
 
   it('renders an uploaded song from its stems: the render is handed the vocal and accompaniment stems and answers its sync report', async () => {
-    const created = await service.context.services.videos.create({
-      userId,
-      origin: 'api',
-      charge: { kind: 'api_credit' },
-      watermark: false,
-      image: { upload: { body: petImage, contentType: 'image/png', extension: 'png' } },
-      audio: { upload: { body: songWav(makeSong({ seconds: 5, verses: [[1, 4]] })), contentType: 'audio/wav', extension: 'wav' } },
-    });
-    const done = await waitForTerminal(created!.video.id, 150_000);
+    const done = await renderSong(makeSong({ seconds: 5, verses: [[1, 4]] }));
     expect(done.status, done.failure_reason ?? '').toBe('completed');
     const history = await temporal.client.workflow.getHandle(renderWorkflowId(done.id)).fetchHistory();
     const payload = (data: Uint8Array | null | undefined) => JSON.parse(Buffer.from(data!).toString('utf8'));
@@ -200,6 +204,30 @@ describe('render orchestration (real Temporal, real workers, real Postgres)', ()
     const completed = history.events!.find((event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId) === Number(scheduled!.eventId));
     const result = payload(completed!.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data);
     expect(result.sync).toEqual({ vocalsFound: true, mouthVoiceR: expect.any(Number), instrumentalRestShare: expect.any(Number) });
+
+    // The report is kept on the video with the window of the audio it sang, and shown in its public record.
+    const report = { ...result.sync, audioStartSeconds: 0, audioDurationSeconds: expect.closeTo(5, 1) };
+    expect(done.sync).toEqual(report);
+    const read = await fetch(`${service.baseUrl}/v1/videos/${done.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(read.status).toBe(200);
+    expect((await json(read)).sync).toEqual({
+      vocals_found: true,
+      mouth_voice_r: result.sync.mouthVoiceR,
+      instrumental_rest_share: result.sync.instrumentalRestShare,
+      audio_start_seconds: 0,
+      audio_duration_seconds: done.sync!.audioDurationSeconds,
+    });
+  }, 180_000);
+
+  it('renders an instrumental with the mouth at rest and says no singing voice was found', async () => {
+    const done = await renderSong(makeSong({ seconds: 4, verses: [] }));
+    expect(done.status, done.failure_reason ?? '').toBe('completed');
+    expect(done.sync).toMatchObject({ vocalsFound: false, mouthVoiceR: null, audioStartSeconds: 0 });
+    // Where only the band plays, the mouth rests.
+    expect(done.sync!.instrumentalRestShare).toBeGreaterThanOrEqual(0.9);
+    const read = await fetch(`${service.baseUrl}/v1/videos/${done.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect((await json(read)).sync).toMatchObject({ vocals_found: false, mouth_voice_r: null });
+    expect(await ledger(done.id)).toEqual([{ delta: -1, reason: 'video_create' }]);
   }, 180_000);
 
   it('fails a photo with no usable face region at once, with a reason, and refunds exactly once', async () => {

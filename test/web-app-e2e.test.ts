@@ -11,6 +11,7 @@ import { embeddedServiceEnv, PETSING_CLI, stopProcess, waitFor, waitForHealth } 
 import { json } from './support/http.ts';
 import { distance, motionCentre, motionGain, motionMap, type FramePoint } from './support/video-motion.ts';
 import { SHORT_VIDEO, startFakeShortVideo } from './support/fake-short-video.ts';
+import { makeSong, songWav } from './support/song-mix.ts';
 import { prepareJob } from '@petsing/render-node';
 import { writeSilence } from '../render-node/test/helpers.ts';
 import { unsubscribeToken } from '../control-plane/src/services/email.service.ts';
@@ -102,6 +103,8 @@ describe('the web app in Chromium', () => {
     stripe = await startFakeStripe();
     dataDir = await mkdtemp(join(tmpdir(), 'petsing-web-e2e-'));
     shortVideo = await startFakeShortVideo(dataDir);
+    // A band without a voice: the create page warns before paying.
+    await writeFile(join(dataDir, 'instrumental.wav'), songWav(makeSong({ seconds: 3, verses: [] })));
     const { env, port } = await embeddedServiceEnv(dataDir, {
       RENDER_OUTPUT_SIZE: String(RENDER_SIZE),
       STRIPE_SECRET_KEY: 'sk_test_petsing_web_e2e',
@@ -694,7 +697,17 @@ describe('the web app in Chromium', () => {
       { name: 'create-song', path: '/app/new', signedIn: true, ready: (target) => target.locator('input[name=template_id]').first().waitFor() },
       { name: 'create-photo', path: '/app/new', signedIn: true, ready: pickPetPhoto },
       { name: 'create-recording', path: '/app/new', signedIn: true, ready: sound('Record your voice', (target) => target.getByRole('button', { name: 'Start recording' }).waitFor()) },
-      { name: 'create-file', path: '/app/new', signedIn: true, ready: sound('An audio file', (target) => target.getByLabel(/^Audio file/).waitFor()), shot: 'both' },
+      {
+        name: 'create-file',
+        path: '/app/new',
+        signedIn: true,
+        // An instrumental file: the audio check finds no singing voice and the page says so before paying.
+        ready: sound('An audio file', async (target) => {
+          await target.getByLabel(/^Audio file/).setInputFiles(join(dataDir, 'instrumental.wav'));
+          await target.getByTestId('no-voice').getByText(/^No singing voice found/).waitFor();
+        }),
+        shot: 'both',
+      },
       { name: 'create-speech', path: '/app/new', signedIn: true, ready: sound('Type what it says', (target) => target.locator('.voice audio').first().waitFor()), shot: 'desktop' },
       { name: 'create-link', path: '/app/new', signedIn: true, ready: sound(/^A short video/, (target) => target.getByLabel(/^Link to a short video/).waitFor()), shot: 'desktop' },
       { name: 'video', path: speechVideoPath!, signedIn: true, ready: (target) => target.getByTestId('video-status').getByText('Ready').waitFor() },

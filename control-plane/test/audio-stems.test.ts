@@ -7,6 +7,7 @@ import { LocalObjectStore } from '@petsing/platform/storage';
 import { AudioPreparer } from '../src/media/audio-preparer.ts';
 import { runMediaTool } from '../src/media/ffmpeg.ts';
 import { removeExpiredStems, stemKeys, VocalStems } from '../src/media/separator/vocal-stems.ts';
+import { voiceOfStems } from '../src/media/separator/stem-voice.ts';
 import { BUNDLED_SEPARATOR_MODEL, SEPARATOR_MODEL_SHA256 } from '../src/media/separator/vocal-separator.ts';
 import { runPetsing, serviceProcessEnv, stopProcess, type PetsingProcess } from '../../test/support/processes.ts';
 import { makeSong, songWav } from '../../test/support/song-mix.ts';
@@ -94,6 +95,37 @@ describe('audio preparation with vocal isolation', () => {
     // Younger stems (another audio's) stay.
     expect(await removeExpiredStems(objects)).toBe(0);
   }, 60_000);
+
+  it('sings the 30 s of a longer soundtrack with the most singing, from a phrase start, or from the caller\'s start; copies and stems cut alike', async () => {
+    // 60 s: a short verse early, a long one from 26 s: the best 30 s begin just before its first sung phrase (the singer
+    // comes in a little after the verse begins).
+    const long = songWav(makeSong({ seconds: 60, verses: [[4, 10], [26, 50]], seed: 4 }));
+    await objects.put('videos/long/audio-source', long, { contentType: 'audio/wav' });
+    const before = stems.separations;
+    const chosen = await preparer.prepare('videos/long/audio-source', { analysisKey: 'videos/long/prepared.wav', deliveryKey: 'videos/long/delivery.m4a' });
+    expect(chosen.startSeconds).toBeGreaterThan(25.7);
+    expect(chosen.startSeconds).toBeLessThan(28);
+    expect(chosen.durationSeconds).toBeCloseTo(30, 1);
+    // The whole soundtrack was separated to choose, then the window: its stems are the window's, as long as the copies.
+    expect(stems.separations).toBe(before + 2);
+    expect(chosen.stems?.vocalKey).not.toBe(stemKeys(createHash('sha256').update(long).digest('hex')).vocals);
+    expect((await probeWav(objects, chosen.stems!.vocalKey, folder)).seconds).toBeCloseTo(30, 1);
+    expect((await probeWav(objects, 'videos/long/prepared.wav', folder)).seconds).toBeCloseTo(30, 1);
+    // The vocal stem of the window sings from its start (the phrase) to 24 s in (where the verse ends).
+    const vocals = await voiceOfStems(objects, chosen.stems!);
+    expect(vocals.found).toBe(true);
+    expect(vocals.phraseStarts[0]).toBeLessThan(0.6);
+
+    // The next video of it: the same window, nothing separated again.
+    const again = await preparer.prepare('videos/long/audio-source', { analysisKey: 'videos/long/again.wav' });
+    expect(again).toMatchObject({ startSeconds: chosen.startSeconds, stems: { vocalKey: chosen.stems!.vocalKey, origin: 'reused' } });
+    expect(stems.separations).toBe(before + 2);
+
+    // The caller's start is taken as given: 45 s in leaves 15 s to sing.
+    const given = await preparer.prepare('videos/long/audio-source', { analysisKey: 'videos/long/given.wav' }, undefined, 'separate', 45);
+    expect(given.startSeconds).toBe(45);
+    expect(given.durationSeconds).toBeCloseTo(15, 1);
+  }, 120_000);
 
   it('separates nothing for text-to-speech (its own vocal stem) and template songs (no stems)', async () => {
     const before = stems.separations;

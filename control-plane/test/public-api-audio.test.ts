@@ -150,6 +150,11 @@ describe('/v1 audio', () => {
     expect(speechVideo).toMatchObject({ status: 'completed', template_id: null, audio_id: spoken.body.id, aspect: '9:16' });
     expect(Math.abs((await videoSeconds(uploadVideo.video_url)) - uploaded.body.duration_seconds)).toBeLessThan(0.25);
     expect(Math.abs((await videoSeconds(speechVideo.video_url)) - spoken.body.duration_seconds)).toBeLessThan(0.25);
+    // Each says how it sang: the speech is a voice alone (no band to rest for), sung whole from its start.
+    expect(speechVideo.sync).toEqual({
+      vocals_found: true, mouth_voice_r: expect.any(Number), instrumental_rest_share: null, audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(spoken.body.duration_seconds, 0),
+    });
+    expect(uploadVideo.sync).toMatchObject({ audio_start_seconds: 0, audio_duration_seconds: expect.closeTo(3.5, 0) });
     // The uploaded file was separated into vocals and the rest (once); the speech, a voice alone, was not.
     expect(service.context.services.vocalStems.separations).toBe(1);
 
@@ -215,6 +220,12 @@ describe('/v1 audio', () => {
       [{ audio_id: crypto.randomUUID() }, 404, 'unknown_audio'],
       [{ audio_id: 'not-a-uuid' }, 400, 'invalid_request'],
       [{ audio_id: expired }, 410, 'audio_expired'],
+      // The start must leave the 2 s a video needs of the 3.5 s audio, and only audio has one.
+      [{ audio_id: mine, audio_start_seconds: -1 }, 400, 'audio_start_out_of_range'],
+      [{ audio_id: mine, audio_start_seconds: 1.6 }, 400, 'audio_start_out_of_range'],
+      [{ audio_id: mine, audio_start_seconds: 60 }, 400, 'audio_start_out_of_range'],
+      [{ template_id: '1', audio_start_seconds: 0 }, 400, 'audio_start_out_of_range'],
+      [{ audio_id: mine, audio_start_seconds: 'soon' }, 400, 'invalid_request'],
     ];
     for (const [body, status, code] of cases) {
       const refused = await createVideo(owner.readWrite, body);
@@ -225,6 +236,17 @@ describe('/v1 audio', () => {
     // The stranger's audio is theirs to use.
     expect((await createVideo(stranger.readWrite, { audio_id: theirs })).status).toBe(202);
   });
+
+  it('sings the audio from the caller\'s audio_start_seconds, and says which window it sang', async () => {
+    const account = await createTestAccount(service.context, 'audio-start@example.com', 1);
+    const audioId = (await upload(account.readWrite, 'tone.mp3')).body.id as string;
+    const created = await createVideo(account.readWrite, { audio_id: audioId, audio_start_seconds: 1.25 });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const video = await finished(account.readOnly, created.body.id);
+    expect(video.status, JSON.stringify(video.error)).toBe('completed');
+    expect(video.sync).toMatchObject({ audio_start_seconds: 1.25, audio_duration_seconds: expect.closeTo(2.25, 1) });
+    expect(Math.abs((await videoSeconds(video.video_url)) - 2.25)).toBeLessThan(0.25);
+  }, 240_000);
 
   it('sweeps expired audio, row, object and link, while a video made from it keeps its own copy', async () => {
     const account = await createTestAccount(service.context, 'audio-sweep@example.com', 1);

@@ -11,6 +11,7 @@ import { waitFor } from '../../test/support/processes.ts';
 import { signInWebUser } from '../../test/support/accounts.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 import { petPhoto } from '../../test/support/pet-photo.ts';
+import { makeSong, songWav } from '../../test/support/song-mix.ts';
 import { seedTemplates } from '../../test/support/templates.ts';
 
 type Part = string | { body: Buffer; name: string; type?: string };
@@ -236,6 +237,79 @@ describe('web video creation and deletion', () => {
       await waitFor('the received files to be removed', async () => (await uploadDirs()).every((dir) => !started.includes(dir)), 10_000);
       expect(await rowsOf(user.id)).toHaveLength(0);
     });
+  });
+
+  describe('POST /audio-check', () => {
+    const wav = (name: string, body: Buffer) => ({ body, name, type: 'audio/wav' });
+    const lavfi = async (name: string, source: string, filters: string[] = []) => {
+      const path = join(fixtures, name);
+      await runMediaTool('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', source, ...filters, '-c:a', 'pcm_s16le', path]);
+      return wav(name, await readFile(path));
+    };
+
+    it('finds the singing voice of a song, and warns before paying of an instrumental, without spending anything', async () => {
+      const user = await signIn('listener@example.com');
+      const credits = await freeCredits(user.token);
+      const sung = await post('/audio-check', user.token, form({ audio: wav('sung.wav', songWav(makeSong({ seconds: 6, verses: [[1, 5]] }))) }));
+      expect(sung.status, JSON.stringify(sung.body)).toBe(200);
+      expect(sung.body).toEqual({ vocals_found: true, voiced_seconds: expect.any(Number), audio_start_seconds: 0, duration_seconds: expect.closeTo(6, 1), warning: null });
+      expect(sung.body.voiced_seconds).toBeGreaterThan(2.5);
+      expect(sung.body.voiced_seconds).toBeLessThan(4.5);
+
+      const band = await post('/audio-check', user.token, form({ audio: wav('band.wav', songWav(makeSong({ seconds: 6, verses: [] }))) }));
+      expect(band.status, JSON.stringify(band.body)).toBe(200);
+      expect(band.body).toMatchObject({ vocals_found: false, voiced_seconds: 0 });
+      expect(band.body.warning).toMatch(/^No singing voice found/);
+
+      // The same file again: its stems are stored by its hash and reused (the video made from it reuses them too).
+      const separations = service.context.services.vocalStems.separations;
+      const again = await post('/audio-check', user.token, form({ audio: wav('band.wav', songWav(makeSong({ seconds: 6, verses: [] }))) }));
+      expect(again.body).toEqual(band.body);
+      expect(service.context.services.vocalStems.separations).toBe(separations);
+      expect(await freeCredits(user.token)).toBe(credits);
+      expect(await rowsOf(user.id)).toEqual([]);
+    }, 120_000);
+
+    it('answers silence, noise, clipping and clips of 2.0 and 30 s without an error, and refuses what the create refuses', async () => {
+      const user = await signIn('odd-audio@example.com');
+      const cases: [string, Part, boolean | null][] = [
+        ['silence', await lavfi('silence.wav', 'anullsrc=r=44100:cl=stereo', ['-t', '3']), false],
+        ['noise', await lavfi('noise.wav', 'anoisesrc=d=3:c=white:a=0.5'), null],
+        ['clipping', await lavfi('clipped.wav', 'sine=frequency=220:duration=3', ['-af', 'volume=40dB']), null],
+        ['2.0 s', wav('two.wav', songWav(makeSong({ seconds: 2, verses: [[0.2, 1.8]] }))), true],
+        ['30 s', wav('thirty.wav', songWav(makeSong({ seconds: 30, verses: [[4, 12], [18, 26]] }))), true],
+      ];
+      for (const [name, audio, found] of cases) {
+        const { status, body } = await post('/audio-check', user.token, form({ audio }));
+        expect(status, `${name}: ${JSON.stringify(body)}`).toBe(200);
+        expect(typeof body.vocals_found, name).toBe('boolean');
+        if (found !== null) expect(body.vocals_found, name).toBe(found);
+        expect(body.warning === null, name).toBe(body.vocals_found);
+      }
+      const short = await expectRefusedCleanly(user.id, user.token, () => post('/audio-check', user.token, form({ audio: audioFile('short.mp3') })));
+      expect(short.status).toBe(400);
+      expect(short.body.error.code).toBe('audio_duration_out_of_range');
+      const missing = await expectRefusedCleanly(user.id, user.token, () => post('/audio-check', user.token, form({})));
+      expect(missing.body.error.code).toBe('invalid_request');
+      const foreign = await expectRefusedCleanly(user.id, user.token, () => post('/audio-check', user.token, form({ audio_url: 'https://example.com/song.mp3' })));
+      expect(foreign.body.error.code).toBe('unknown_audio_url');
+    }, 180_000);
+
+    it('checks a hosted soundtrack longer than a video in the 30 s a video would sing: its most sung window', async () => {
+      const user = await signIn('long-song@example.com');
+      // 50 s: a verse from 31 s to 45 s, none before: a video sings the 30 s that hold it.
+      const wavPath = join(fixtures, 'long-song.wav');
+      const mp3 = join(fixtures, 'long-song.mp3');
+      await writeFile(wavPath, songWav(makeSong({ seconds: 50, verses: [[31, 45]] })));
+      await runMediaTool('ffmpeg', ['-v', 'error', '-y', '-i', wavPath, '-c:a', 'libmp3lame', '-b:a', '192k', mp3]);
+      const hosted = await service.context.services.hostedAudio.store(user.id, 'social', mp3, 50);
+      const { status, body } = await post('/audio-check', user.token, form({ audio_url: hosted.url }));
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({ vocals_found: true, duration_seconds: 30, warning: null });
+      // The window ends with the soundtrack (the verse is too near its end for a window from its first phrase).
+      expect(body.audio_start_seconds).toBeCloseTo(20, 0);
+      expect(body.voiced_seconds).toBeGreaterThan(10);
+    }, 120_000);
   });
 
   describe('POST /create-with-audio', () => {

@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { runProcess } from '@petsing/platform/tools';
+import { pcm16MonoWavSamples } from '@petsing/platform/audio';
 import { RenderError } from './errors.ts';
 import { MEL_RECIPE } from './mel-features.ts';
 
@@ -69,25 +70,8 @@ export async function decodeAudio(path: string, signal?: AbortSignal): Promise<D
 async function readAnalysisWav(path: string): Promise<DecodedAudio | null> {
   const rate = MEL_RECIPE.sampleRate;
   if ((await stat(path)).size > 64 + (MAX_DECODE_SECONDS + 5) * rate * 2) return null;
-  const bytes = await readFile(path);
-  if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') return null;
-  let format: { tag: number; channels: number; rate: number; bits: number } | undefined;
-  for (let at = 12; at + 8 <= bytes.length; ) {
-    const id = bytes.toString('ascii', at, at + 4);
-    const size = bytes.readUInt32LE(at + 4);
-    const body = at + 8;
-    if (id === 'fmt ' && size >= 16 && body + 16 <= bytes.length) {
-      format = { tag: bytes.readUInt16LE(body), channels: bytes.readUInt16LE(body + 2), rate: bytes.readUInt32LE(body + 4), bits: bytes.readUInt16LE(body + 14) };
-    } else if (id === 'data') {
-      if (!format || format.tag !== 1 || format.channels !== 1 || format.rate !== rate || format.bits !== 16) return null;
-      const count = Math.floor(Math.min(size, bytes.length - body) / 2);
-      const samples = new Float32Array(count);
-      for (let i = 0; i < count; i++) samples[i] = bytes.readInt16LE(body + 2 * i) / 32768;
-      return count >= rate * 0.05 ? { samples, sampleRate: rate, durationSeconds: count / rate, codec: 'pcm_s16le' } : null;
-    }
-    at = body + size + (size % 2);
-  }
-  return null;
+  const samples = pcm16MonoWavSamples(await readFile(path), rate);
+  return samples && samples.length >= rate * 0.05 ? { samples, sampleRate: rate, durationSeconds: samples.length / rate, codec: 'pcm_s16le' } : null;
 }
 
 /** A stem of the audio (mono 16 kHz WAV from audio preparation): read directly, or decoded by ffmpeg when it is anything else. */

@@ -3,7 +3,7 @@ import type { DecodedAudio } from './audio-decoder.ts';
 import { trackBand, type BandTrack } from './beat-tracker.ts';
 import type { Rhythm } from './idle-life.ts';
 import { frameLoudness, pearson, perFrame } from './signal.ts';
-import { vocalActivity, type VocalActivity } from './vocal-activity.ts';
+import { vocalActivity, type VocalActivity } from '@petsing/platform/audio';
 import { keyframedTrack, voiceTrack, type VoiceTrack } from './voice-driver.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { MouthTrack } from '@petsing/workflows';
 import { fftPlan } from './fft.ts';
 import { envelope, hopOf, percentile, perFrame, slidingExtreme } from './signal.ts';
-import type { VocalActivity } from './vocal-activity.ts';
+import type { VocalActivity } from '@petsing/platform/audio';
 
 /**
  * What the voice asks of the face in each video frame. `open` and `round` shape the mouth (0-1);

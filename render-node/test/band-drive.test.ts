@@ -5,7 +5,7 @@ import { makeSong, SONG_RATE } from '../../test/support/song-mix.ts';
 import { decodeAudio, decodeStem } from '../src/audio-decoder.ts';
 import { trackBand } from '../src/beat-tracker.ts';
 import { idlePoses, type Rhythm } from '../src/idle-life.ts';
-import { vocalActivity } from '../src/vocal-activity.ts';
+import { vocalActivity } from '@petsing/platform/audio';
 import type { VoiceTrack } from '../src/voice-driver.ts';
 import { run, tempDir } from './helpers.ts';
 

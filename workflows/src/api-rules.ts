@@ -50,8 +50,13 @@ export const AUDIO_UPLOAD = {
 
 /** The shortest audio a video is made from (an upload, a recording, speech, a short video's sound); shorter is refused. */
 export const MIN_AUDIO_SECONDS = 2;
-/** The longest: a longer upload is refused, a recording stops there, a short video's sound is cut to its first MAX_AUDIO_SECONDS. */
+/** The longest video: a longer upload is refused, a recording stops there, a longer short video's sound is cut to a window of it. */
 export const MAX_AUDIO_SECONDS = 30;
+/**
+ * The longest soundtrack kept (a short video's sound): a video lasts at most MAX_AUDIO_SECONDS, the window of the
+ * soundtrack with the most singing unless the caller gives its start (README, "The best 30 seconds").
+ */
+export const MAX_SOURCE_AUDIO_SECONDS = 180;
 /** The longest text spoken for a video (about MAX_AUDIO_SECONDS of speech). */
 export const MAX_SPEECH_CHARACTERS = 500;
 

@@ -157,6 +157,8 @@ export type AudioStems = z.infer<typeof AudioStems>;
 export const PreparedAudio = z.object({
   audioKey: z.string(),
   durationSeconds: z.number().positive(),
+  /** Where in the source the prepared copies (and stems) begin, in seconds; absent: at its start. */
+  startSeconds: z.number().min(0).optional(),
   deliveryAudioKey: z.string().optional(),
   stems: AudioStems.optional(),
 });
@@ -180,18 +182,23 @@ export const RenderPlan = z.object({
   photoCheck: PhotoCheck.optional(),
   /** The audio is a voice alone (text-to-speech): its preparation separates nothing. */
   cleanVoice: z.boolean().optional(),
+  /** Where in the audio the video begins, as its creator asked (`audio_start_seconds`); absent: chosen at preparation. */
+  audioStartSeconds: z.number().min(0).optional(),
 });
 export type RenderPlan = z.infer<typeof RenderPlan>;
 
 /**
  * `targetKey`: where the analysis copy goes; `deliveryKey`: the soundtrack's (absent from workflows started before it);
  * `cleanVoice`: the audio is a voice alone (RenderPlan.cleanVoice); absent, it is separated into vocals and the rest.
+ * The result's `startSeconds` says where in the source the prepared copies begin.
  */
 export const PrepareAudioInput = z.object({
   sourceAudioKey: z.string(),
   targetKey: z.string(),
   deliveryKey: z.string().optional(),
   cleanVoice: z.boolean().optional(),
+  /** RenderPlan.audioStartSeconds; absent: a source longer than a video is cut at its window with the most singing. */
+  startSeconds: z.number().min(0).optional(),
 });
 export type PrepareAudioInput = z.infer<typeof PrepareAudioInput>;
 
@@ -253,6 +260,16 @@ export const RenderSync = z.object({
 });
 export type RenderSync = z.infer<typeof RenderSync>;
 
+/**
+ * A video's sync report as recorded when its render completes: the render's RenderSync and the window of the source
+ * audio the video sings (where it starts in the source and how long it lasts, in seconds).
+ */
+export const VideoSync = RenderSync.extend({
+  audioStartSeconds: z.number().min(0),
+  audioDurationSeconds: z.number().positive(),
+});
+export type VideoSync = z.infer<typeof VideoSync>;
+
 export const RenderLipSyncResult = z.object({
   outputKey: z.string(),
   thumbnailKey: z.string(),
@@ -277,6 +294,8 @@ export const CompleteVideoInput = z.object({
   watermark: z.boolean(),
   /** Recorded on the video (face_source, face_model); absent when the render node did not say. */
   face: RenderedFace.optional(),
+  /** Recorded on the video (videos.sync); absent when the render node did not say (older nodes). */
+  sync: VideoSync.optional(),
 });
 export type CompleteVideoInput = z.infer<typeof CompleteVideoInput>;
 

@@ -265,6 +265,7 @@ videos
       [
         `${String(shown.id)}  ${String(shown.status)}${shown.failure_code ? ` (${String(shown.failure_code)}: ${String(shown.failure_reason)})` : ''}  user ${String(shown.user_id)}`,
         `face from: ${face}; photo check kept: ${shown.photo_check ? 'yes' : 'no'}; face hints: ${shown.face_hints ? JSON.stringify(shown.face_hints) : 'none'}`,
+        `sync: ${shown.sync ? JSON.stringify(shown.sync) : 'not recorded'}`,
       ].join('\n'),
     );
   });

@@ -113,6 +113,9 @@ const operatorCommands = {
         photo_check: video.photo_check,
         face_source: video.face_source,
         face_model: video.face_model,
+        // The last render's sync report (VideoSync) and the start in the audio its creator asked for.
+        sync: video.sync,
+        audio_start_seconds: video.audio_start_seconds,
         created_at: video.created_at.toISOString(),
         completed_at: video.completed_at?.toISOString() ?? null,
       };

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { FaceHints, FaceSource, FoundFace, PhotoCheck, RenderStage, VideoAspect } from '@petsing/workflows';
+import type { FaceHints, FaceSource, FoundFace, PhotoCheck, RenderStage, VideoAspect, VideoSync } from '@petsing/workflows';
 import type { CreditPackKey, PlanType } from '../domain/pricing.ts';
 import type { Scope } from '../domain/scopes.ts';
 
@@ -83,6 +83,10 @@ interface VideosTable {
   face_source: Generated<FaceSource | null>;
   /** The face finder whose landmarks the last render used (null: every point given, or not recorded). */
   face_model: Generated<string | null>;
+  /** The last finished render's sync report (VideoSync); null until a render finishes (and for renders before it was recorded). */
+  sync: ColumnType<VideoSync | null, string | null | undefined, string | null>;
+  /** Where in its audio the video begins, as its creator asked; null: chosen when the audio is prepared. */
+  audio_start_seconds: Generated<number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;

@@ -208,7 +208,7 @@ export function getServer(context: AppContext, credential: ApiCredential): McpSe
     {
       title: 'Take the sound of a short video',
       description:
-        'Takes the soundtrack of a public TikTok video (its first 30 seconds) and keeps it for 24 hours. Free. Returns an id to pass to ' +
+        'Takes the soundtrack of a public TikTok video (up to 180 seconds; a video sings its 30 s with the most singing, or from audio_start_seconds) and keeps it for 24 hours. Free. Returns an id to pass to ' +
         'create_video as audio_id, and the audio\'s length (the video lasts as long).',
       inputSchema: { video_url: z.string().max(MAX_URL_LENGTH).describe('The https:// link of a public TikTok video.') },
       outputSchema: ApiAudio.shape,

@@ -8,6 +8,7 @@ import type { ObjectStore } from '@petsing/platform/storage';
 import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { MediaToolError, probeMedia } from './ffmpeg.ts';
 import { writeAudioCopies } from './loudness.ts';
+import { cutWindow, windowStart } from './audio-window.ts';
 import type { PreparedStems, VocalStems } from './separator/vocal-stems.ts';
 
 /**
@@ -37,6 +38,8 @@ export type StemPolicy = 'separate' | 'clean-voice' | 'none';
 
 export type PreparedAudioFiles = {
   durationSeconds: number;
+  /** Where in the source the copies and stems begin; absent: at its start (a source no longer than a video). */
+  startSeconds?: number;
   /** Present when the preparer has a separator and the policy is not `none`. */
   stems?: PreparedStems;
 };
@@ -56,13 +59,16 @@ export class AudioPreparer {
     private readonly vocalStems?: VocalStems,
   ) {}
 
-  /** Reads the source from the object store, writes the prepared copies to `targets`; returns their length and the stems. */
-  async prepare(sourceKey: string, targets: AudioTargets, signal?: AbortSignal, stems: StemPolicy = 'separate'): Promise<PreparedAudioFiles> {
+  /**
+   * Reads the source from the object store, writes the prepared copies to `targets`; returns their length, the stems,
+   * and where in the source they begin (`startSeconds`, the caller's, or chosen for a source longer than a video).
+   */
+  async prepare(sourceKey: string, targets: AudioTargets, signal?: AbortSignal, stems: StemPolicy = 'separate', startSeconds?: number): Promise<PreparedAudioFiles> {
     // A finishing preparation hands its slot straight to the next waiter, so the limit is never exceeded.
     if (this.running < this.concurrency) this.running++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
-      return await this.prepareNow(sourceKey, targets, signal, stems);
+      return await this.prepareNow(sourceKey, targets, signal, stems, startSeconds);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -70,7 +76,7 @@ export class AudioPreparer {
     }
   }
 
-  private async prepareNow(sourceKey: string, targets: AudioTargets, signal: AbortSignal | undefined, stems: StemPolicy): Promise<PreparedAudioFiles> {
+  private async prepareNow(sourceKey: string, targets: AudioTargets, signal: AbortSignal | undefined, stems: StemPolicy, requestedStart: number | undefined): Promise<PreparedAudioFiles> {
     return withScratchDirectory(SCRATCH_FOLDERS.audio, async (directory) => {
       const source = join(directory, 'source');
       const prepared = join(directory, 'prepared.wav');
@@ -82,9 +88,17 @@ export class AudioPreparer {
         throw new AudioRejected('audio_undecodable', 'The audio could not be read: it is damaged, or not an audio format ffmpeg reads.', (error as Error).message);
       });
       if (!probed.hasAudio) throw new AudioRejected('audio_no_stream', 'The file has no audio stream.');
+      // The window of a source longer than a video (or from the caller's start): copies and stems are all cut from it.
+      const separator = stems === 'separate' ? this.vocalStems : undefined;
+      const start = await windowStart({ source, sourceSeconds: probed.durationSeconds, requested: requestedStart, stems: separator, objects: this.objects, directory, signal });
+      const sung = start === undefined ? source : await cutWindow(source, start, join(directory, 'window.wav'), signal).catch((error: unknown) => {
+        if (error instanceof MediaToolError) throw new AudioRejected('audio_undecodable', 'The audio could not be decoded: it looks damaged or incomplete.', error.message);
+        throw error;
+      });
+      const window = start === undefined ? {} : { startSeconds: start };
 
       await writeAudioCopies(
-        source,
+        sung,
         { ...(targets.analysisKey ? { analysis: prepared } : {}), ...(targets.deliveryKey ? { delivery } : {}) },
         signal,
       ).catch((error: unknown) => {
@@ -98,10 +112,10 @@ export class AudioPreparer {
       }
       if (targets.analysisKey) await this.objects.put(targets.analysisKey, createReadStream(prepared), { contentType: 'audio/wav' });
       if (targets.deliveryKey) await this.objects.put(targets.deliveryKey, createReadStream(delivery), { contentType: 'audio/mp4' });
-      if (!this.vocalStems || stems === 'none') return { durationSeconds };
+      if (!this.vocalStems || stems === 'none') return { durationSeconds, ...window };
       // Text-to-speech is its own vocal stem: the analysis copy (a preparation that makes none has no stem to give).
-      if (stems === 'clean-voice') return targets.analysisKey ? { durationSeconds, stems: { vocalKey: targets.analysisKey, accompanimentKey: null, origin: 'clean' } } : { durationSeconds };
-      return { durationSeconds, stems: await this.vocalStems.stemsOf(source, directory, signal) };
+      if (stems === 'clean-voice') return targets.analysisKey ? { durationSeconds, ...window, stems: { vocalKey: targets.analysisKey, accompanimentKey: null, origin: 'clean' } } : { durationSeconds, ...window };
+      return { durationSeconds, ...window, stems: await this.vocalStems.stemsOf(sung, directory, signal) };
     });
   }
 }

@@ -34,6 +34,7 @@ export function apiPresenter({ baseUrl, links }: { baseUrl: string; links: Video
       created_at: record.created_at.toISOString(),
       progress: record.progress,
       ...stageOf(record),
+      sync: syncOf(record),
       error: record.status === 'failed' ? { code: record.failure_code ?? 'render_failed', message: record.failure_reason ?? 'The render failed.' } : null,
     };
   };
@@ -83,6 +84,18 @@ export type ApiPresenter = ReturnType<typeof apiPresenter>;
 function stageOf(record: Video) {
   const processing = record.status === 'processing' && record.render_stage !== null;
   return { stage: processing ? record.render_stage : null, stage_started_at: processing ? (record.render_stage_at?.toISOString() ?? null) : null };
+}
+
+/** VideoSync: the last finished render's sync report in the public spelling; null until a render recorded one. */
+function syncOf({ sync }: Video) {
+  if (!sync) return null;
+  return {
+    vocals_found: sync.vocalsFound,
+    mouth_voice_r: sync.mouthVoiceR,
+    instrumental_rest_share: sync.instrumentalRestShare,
+    audio_start_seconds: sync.audioStartSeconds,
+    audio_duration_seconds: sync.audioDurationSeconds,
+  };
 }
 
 /** ApiCredits: the balance and its latest ledger entries, for GET /v1/credits, get_credits and GET /user/credits. */

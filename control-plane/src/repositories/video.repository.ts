@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { RENDER_STAGES, type RenderedFace, type RenderStage } from '@petsing/workflows';
+import { RENDER_STAGES, type RenderedFace, type RenderStage, type VideoSync } from '@petsing/workflows';
 import type { Database, NewVideo, Video, VideoStatus } from '../db/schema.ts';
 import { CreditRepository } from './credit.repository.ts';
 import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_MONTH, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
@@ -27,7 +27,7 @@ export type Charge = { kind: 'api_credit' } | { kind: 'free_credit'; month: stri
 export type Refund = { payment: Video['payment']; credits: number };
 
 /** What a finished render stored, and where its face came from (absent: the render node did not say). */
-export type RenderOutput = { outputKey: string; thumbnailKey: string; watermark: boolean; face?: RenderedFace };
+export type RenderOutput = { outputKey: string; thumbnailKey: string; watermark: boolean; face?: RenderedFace; sync?: VideoSync };
 
 export class VideoRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -189,6 +189,8 @@ export class VideoRepository {
           has_watermark: output.watermark,
           // Where this render's face came from (a render node older than the field says nothing: left as it was).
           ...(output.face ? { face_source: output.face.source, face_model: output.face.model ?? null } : {}),
+          // The render's sync report (likewise left as it was when the render node did not make one).
+          ...(output.sync ? { sync: JSON.stringify(output.sync) } : {}),
           failure_code: null,
           failure_reason: null,
           completed_at: new Date(),

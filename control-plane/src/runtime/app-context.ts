@@ -66,6 +66,7 @@ import { HealthService } from '../services/health.service.ts';
 import { RenderBacklogSampler } from '../temporal/render-backlog.ts';
 import { apiPresenter } from '../presenters/api.presenter.ts';
 import { AudioRequestService } from '../services/audio-request.service.ts';
+import { AudioCheckService } from '../services/audio-check.service.ts';
 import { VideoLinks } from '../services/video-links.ts';
 import { VideoTransitions } from '../services/video-transitions.ts';
 import { noMetrics, type Metrics } from '../services/ports/metrics.ts';
@@ -230,8 +231,9 @@ export function createServices({ config, database, objectStore, temporalClient, 
     metrics,
   });
   const audioRequests = new AudioRequestService(speech, soundtracks);
+  const audioChecks = new AudioCheckService(vocalStems, objectStore, hostedAudio);
   const renderBacklog = new RenderBacklogSampler(temporalClient, config.env.TEMPORAL_NAMESPACE, metrics, logger);
   const health = new HealthService(new HealthRepository(db), new TaskQueuePollers(temporalClient, config.env.TEMPORAL_NAMESPACE));
-  return { vocalStems, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
+  return { vocalStems, audioChecks, health, metrics, renderBacklog, audioRequests, videoLinks, webhooks, billing, users, identity, hostedAudio, speech, soundtracks, apiKeys, credits, templates, oauth, credentials, videos, videoWatch, images, renders, scheduler, rateLimiter, idempotency, email, emailDispatcher, recurringWork, reconciler, sweeper };
 }
 

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withScratchDirectory } from '@petsing/platform/tools';
 import { SCRATCH_FOLDERS } from '../media/scratch-folders.ts';
-import { MAX_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
+import { MAX_SOURCE_AUDIO_SECONDS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../logging/logger.ts';
 import { MediaToolError, probeMedia, runMediaTool } from '../media/ffmpeg.ts';
@@ -120,7 +120,10 @@ export class SoundtrackService {
     }
   }
 
-  /** The first soundtrack of `source`, cut to the render limit, as MP3; returns its length in seconds. */
+  /**
+   * The first soundtrack of `source`, at most MAX_SOURCE_AUDIO_SECONDS of it, as MP3; returns its length in seconds. A video
+   * sings at most MAX_AUDIO_SECONDS of it: the window with the most singing, chosen when its audio is prepared.
+   */
   private async encode(source: string, mp3: string, signal?: AbortSignal): Promise<number> {
     const probed = await probeMedia(source).catch(() => {
       throw new AppError('video_unavailable', "The video's file could not be read.");
@@ -128,7 +131,7 @@ export class SoundtrackService {
     if (!probed.hasAudio) throw new AppError('no_soundtrack', 'The video has no sound.');
     await runMediaTool(
       'ffmpeg',
-      ['-v', 'error', '-y', '-i', source, '-map', '0:a:0', '-t', String(MAX_AUDIO_SECONDS), '-c:a', 'libmp3lame', '-b:a', '192k', mp3],
+      ['-v', 'error', '-y', '-i', source, '-map', '0:a:0', '-t', String(MAX_SOURCE_AUDIO_SECONDS), '-c:a', 'libmp3lame', '-b:a', '192k', mp3],
       signal,
     ).catch((error: unknown) => {
       if (error instanceof MediaToolError) throw new AppError('video_unavailable', "The video's sound could not be decoded.");
@@ -136,8 +139,8 @@ export class SoundtrackService {
     });
     const { durationSeconds } = await probeMedia(mp3);
     if (!(durationSeconds >= MIN_AUDIO_SECONDS)) throw tooShort(durationSeconds);
-    // MP3 frames round a 30 s cut up by a few tens of milliseconds; it is still the 30 s a render takes.
-    return Math.min(durationSeconds, MAX_AUDIO_SECONDS);
+    // MP3 frames round a cut up by a few tens of milliseconds; it is still the length kept.
+    return Math.min(durationSeconds, MAX_SOURCE_AUDIO_SECONDS);
   }
 }
 

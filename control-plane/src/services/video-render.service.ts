@@ -110,10 +110,11 @@ export class VideoRenderService {
    * The analysis copy at `targetKey`, the soundtrack at `deliveryKey` (absent: a workflow started before soundtracks
    * asks for none) and the vocal and accompaniment stems (text-to-speech, `cleanVoice`, is its own vocal stem).
    */
-  async prepareAudio({ sourceAudioKey, targetKey, deliveryKey, cleanVoice }: PrepareAudioInput, signal?: AbortSignal): Promise<PreparedAudio> {
+  async prepareAudio({ sourceAudioKey, targetKey, deliveryKey, cleanVoice, startSeconds }: PrepareAudioInput, signal?: AbortSignal): Promise<PreparedAudio> {
     const started = performance.now();
     const stems: StemPolicy = cleanVoice ? 'clean-voice' : 'separate';
-    const prepared = await this.audio.prepare(sourceAudioKey, { analysisKey: targetKey, ...(deliveryKey ? { deliveryKey } : {}) }, signal, stems).catch((error: unknown) => {
+    const targets = { analysisKey: targetKey, ...(deliveryKey ? { deliveryKey } : {}) };
+    const prepared = await this.audio.prepare(sourceAudioKey, targets, signal, stems, startSeconds).catch((error: unknown) => {
       if (error instanceof AudioRejected && error.detail) this.logger.warn({ sourceAudioKey, code: error.code, detail: error.detail }, 'audio refused');
       throw error;
     });
@@ -121,6 +122,7 @@ export class VideoRenderService {
     return {
       audioKey: targetKey,
       durationSeconds: prepared.durationSeconds,
+      ...(prepared.startSeconds !== undefined ? { startSeconds: prepared.startSeconds } : {}),
       ...(deliveryKey ? { deliveryAudioKey: deliveryKey } : {}),
       ...(prepared.stems ? { stems: prepared.stems } : {}),
     };
@@ -195,7 +197,8 @@ export class VideoRenderService {
     const { aspect } = video;
     if (video.audio_key) {
       const cleanVoice = video.audio_id !== null && (await this.hostedAudio?.findById(video.audio_id))?.source === 'tts';
-      return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect, ...(cleanVoice ? { cleanVoice } : {}) };
+      const start = video.audio_start_seconds === null ? {} : { audioStartSeconds: video.audio_start_seconds };
+      return { videoId: video.id, imageKey, sourceAudioKey: video.audio_key, watermark, ...face, aspect, ...(cleanVoice ? { cleanVoice } : {}), ...start };
     }
     const template = video.template_id === null ? undefined : await this.templates.findById(video.template_id);
     if (!template) throw new PermanentRenderFailure('audio_unavailable', 'The video has no audio source.');

@@ -1,4 +1,5 @@
 import type { FaceHints, PhotoCheck, VideoAspect } from '@petsing/workflows';
+import { MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 import type { Video } from '../db/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { LocalUpload, MediaUpload, ReceivedFile } from '../media/uploads.ts';
@@ -30,6 +31,8 @@ export type CreateVideoInput = {
   deadlineSeconds?: number;
   /** An API create's webhook_url, already vetted (WebhookService.vetVideoWebhookUrl). */
   webhookUrl?: string;
+  /** Where in the audio the video begins (POST /v1/videos audio_start_seconds, checked against the audio's length). */
+  audioStartSeconds?: number;
 };
 
 /** What every create surface takes besides the photo and the sound: face corrections and the output shape. */
@@ -45,6 +48,7 @@ export type ApiVideoRequest = {
   aspect?: VideoAspect | undefined;
   webhook_url?: string | undefined;
   deadline_seconds?: number | undefined;
+  audio_start_seconds?: number | undefined;
 };
 
 /** What an API video sings: a template song, or audio stored by POST /v1/audio. */
@@ -75,7 +79,21 @@ export type WebVideoRequest = { image?: ReceivedFile; imageId?: string; options:
 export type WebTemplateVideoRequest = WebVideoRequest & { templateId: string };
 
 /** POST /create-with-audio: an uploaded `audio` file or the `audio_url` of the caller's hosted audio. */
-export type WebAudioVideoRequest = WebVideoRequest & { sound: { file: ReceivedFile } | { url: string } };
+export type WebAudioVideoRequest = WebVideoRequest & { sound: { file: ReceivedFile } | { url: string }; audioStartSeconds?: number | undefined };
+
+/**
+ * The creator's start in an audio of `audioSeconds` (POST /v1/videos and POST /create-with-audio `audio_start_seconds`),
+ * as a CreateVideoInput field: it must leave the shortest audio a video is made from. Absent: nothing (the window is
+ * chosen when the audio is prepared).
+ */
+export function audioStartWithin(startSeconds: number | undefined, audioSeconds: number): { audioStartSeconds?: number } {
+  if (startSeconds === undefined) return {};
+  const latest = Math.max(0, audioSeconds - MIN_AUDIO_SECONDS);
+  if (!(startSeconds >= 0 && startSeconds <= latest)) {
+    throw new AppError('audio_start_out_of_range', `audio_start_seconds is ${startSeconds}; the audio lasts ${audioSeconds.toFixed(2)} s, so it must be 0 to ${latest.toFixed(2)}.`);
+  }
+  return { audioStartSeconds: startSeconds };
+}
 
 /** The face and aspect fields of a web create, or the refusal the route found in them. */
 export function optionsOf(request: WebVideoRequest): VideoOptions {

@@ -11,7 +11,7 @@ import type { ImageUrlImporter } from '../media/image-url-importer.ts';
 import { fileUpload, type MediaUpload } from '../media/uploads.ts';
 import type { UploadChecks } from './ports/upload-checks.ts';
 import type { VideoTransitions } from './video-transitions.ts';
-import { optionsOf, apiVideoSound, apiVideoPhoto, type CreateVideoInput, type VideoOptions, type ApiVideoRequest, type WebVideoPhoto, type CreatedVideo, type VideoPage, type WebVideoSound, type WebVideoRequest, type WebTemplateVideoRequest, type WebAudioVideoRequest } from './video-requests.ts';
+import { audioStartWithin, optionsOf, apiVideoSound, apiVideoPhoto, type CreateVideoInput, type VideoOptions, type ApiVideoRequest, type WebVideoPhoto, type CreatedVideo, type VideoPage, type WebVideoSound, type WebVideoRequest, type WebTemplateVideoRequest, type WebAudioVideoRequest } from './video-requests.ts';
 import type { WebhookService } from './webhook.service.ts';
 import { CREDITS_PER_VIDEO, FREE_CREDITS_PER_VIDEO } from '../domain/pricing.ts';
 import { noMetrics, type Metrics, type VideoSurface } from './ports/metrics.ts';
@@ -78,7 +78,10 @@ export class VideoService {
     const input = { sound: apiVideoSound(request), photo: apiVideoPhoto(request), face: request.face, aspect: request.aspect };
     const sound = 'templateId' in input.sound
       ? { templateId: (await this.findTemplate(input.sound.templateId)).id }
-      : { audio: await this.heldAudio(userId, input.sound.audioId) };
+      : await this.heldAudio(userId, input.sound.audioId, request.audio_start_seconds);
+    if (request.audio_start_seconds !== undefined && 'templateId' in sound) {
+      throw new AppError('audio_start_out_of_range', 'audio_start_seconds picks where in your audio (audio_id) the video begins; a template song has none.');
+    }
     const image = 'url' in input.photo
       ? await this.urlPhoto(userId, input.photo.url, input.face)
       : await this.heldPhoto(userId, input.photo.imageId, input.face);
@@ -125,10 +128,10 @@ export class VideoService {
     const options = optionsOf(request);
     this.assertCanPayForWebVideo(user, now);
     const photo = await this.webPhotoOf(request);
-    const sound: WebVideoSound = 'file' in request.sound
-      ? { audio: await this.uploads.normalizeAudio(request.sound.file) }
+    const { sound, seconds } = 'file' in request.sound
+      ? await this.uploads.normalizeAudio(request.sound.file).then((audio) => ({ sound: { audio }, seconds: audio.durationSeconds }))
       : await this.hostedSound(user, request.sound.url);
-    return this.createWebVideo(user, sound, photo, options, now);
+    return this.createWebVideo(user, sound, photo, { ...options, ...audioStartWithin(request.audioStartSeconds, seconds) }, now);
   }
 
   /**
@@ -166,6 +169,7 @@ export class VideoService {
           photo_check: 'check' in input.image && input.image.check ? JSON.stringify(input.image.check) : null,
           aspect: input.aspect ?? DEFAULT_VIDEO_ASPECT,
           webhook_url: input.webhookUrl ?? null,
+          audio_start_seconds: input.audioStartSeconds ?? null,
         },
         input.charge,
       );
@@ -288,8 +292,8 @@ export class VideoService {
    * Subscribers pay with their plan and get no watermark; everyone else spends one of this month's free
    * credits and gets a watermark. The photo's face is checked before paying unless the person pointed at the mouth.
    */
-  private async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions, now: Date): Promise<CreatedVideo> {
-    const { face, aspect } = options;
+  private async createWebVideo(user: User, sound: WebVideoSound, photo: WebVideoPhoto, options: VideoOptions & { audioStartSeconds?: number }, now: Date): Promise<CreatedVideo> {
+    const { face, aspect, audioStartSeconds } = options;
     const subscribed = isSubscribed(user);
     const audio = 'audio' in sound ? ('key' in sound.audio ? sound.audio : { upload: fileUpload(sound.audio) }) : undefined;
     const created = await this.create({
@@ -303,6 +307,7 @@ export class VideoService {
       ...(audio ? { audio } : {}),
       ...(face ? { face } : {}),
       ...(aspect ? { aspect } : {}),
+      ...(audioStartSeconds !== undefined ? { audioStartSeconds } : {}),
     });
     if (!created) throw noFreeCredits(now);
     return created;
@@ -329,18 +334,22 @@ export class VideoService {
     return { imageId: id };
   }
 
-  /** The audio_url of a web create: hosted speech or a soundtrack of the caller's own, long enough to sing. */
-  private async hostedSound(user: User, url: string): Promise<WebVideoSound> {
+  /** The audio_url of a web create: hosted speech or a soundtrack of the caller's own, long enough to sing; and its length. */
+  private async hostedSound(user: User, url: string): Promise<{ sound: WebVideoSound; seconds: number }> {
     const hosted = await this.hostedAudio.findOwnedByUrl(user.id, url);
     if (!hosted) throw new AppError('unknown_audio_url', `"${url}" is not a hosted audio URL of this account.`);
     assertSingable(hosted, 'audio_url');
-    return { audio: { key: hosted.object_key, hostedAudioId: hosted.id } };
+    return { sound: { audio: { key: hosted.object_key, hostedAudioId: hosted.id } }, seconds: hosted.duration_ms / 1000 };
   }
 
-  /** The audio_id of an API create: the caller's hosted audio, unexpired and long enough to sing. */
-  private async heldAudio(userId: string, audioId: string): Promise<{ key: string; hostedAudioId: string }> {
+  /**
+   * The audio_id of an API create: the caller's hosted audio, unexpired and long enough to sing; and the start in it
+   * the caller asked for, which must leave the shortest audio a video is made from.
+   */
+  private async heldAudio(userId: string, audioId: string, startSeconds: number | undefined): Promise<{ audio: { key: string; hostedAudioId: string }; audioStartSeconds?: number }> {
     const hosted = await this.hostedAudio.usable(userId, audioId);
-    return { key: hosted.object_key, hostedAudioId: hosted.id };
+    const audio = { key: hosted.object_key, hostedAudioId: hosted.id };
+    return { audio, ...audioStartWithin(startSeconds, hosted.duration_ms / 1000) };
   }
 
   /**

@@ -6,7 +6,7 @@ import { useHostedAudio, type HostedAudio } from './use-hosted-audio.ts';
 
 /**
  * The sound of a short video, named by its link (POST /social/extract-audio: the service checks the host,
- * fetches the video and keeps its first MAX_AUDIO_SECONDS of sound), played back before it is used.
+ * fetches the video and keeps its sound; a video sings the MAX_AUDIO_SECONDS of it with the most singing), played back before it is used.
  */
 export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefined) => void }) {
   const ids = { link: useId(), help: useId() };
@@ -37,7 +37,7 @@ export function LinkSource({ onReady }: { onReady: (audio: HostedAudio | undefin
           }}
         />
         <p id={ids.help} className="muted small">
-          The video must be public. Its first {MAX_AUDIO_SECONDS} seconds of sound are used.
+          The video must be public. A longer sound is cut to its {MAX_AUDIO_SECONDS} seconds with the most singing.
         </p>
       </div>
       <button type="button" className="button button-secondary" onClick={() => void extract()} disabled={busy || !link.trim()} aria-busy={busy}>

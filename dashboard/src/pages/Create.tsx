@@ -9,6 +9,7 @@ import { MouthMarker, type Point } from '../components/MouthMarker.tsx';
 import { Recorder } from '../components/Recorder.tsx';
 import { SpeechSource } from '../components/SpeechSource.tsx';
 import { SongList } from '../components/SongList.tsx';
+import { useAudioCheck } from '../components/use-audio-check.ts';
 import type { HostedAudio } from '../components/use-hosted-audio.ts';
 import { useLoad } from '../components/use-load.ts';
 
@@ -58,6 +59,9 @@ export function Create() {
   const audio = source === 'recording' ? recording : source === 'file' ? audioFile : undefined;
   const [speech, setSpeech] = useState<HostedAudio>();
   const [linkSound, setLinkSound] = useState<HostedAudio>();
+  // The audio check (POST /audio-check): a file, recording or short video's sound without a singing voice is said
+  // before paying (speech is a voice).
+  const voice = useAudioCheck(audio ?? (source === 'link' ? linkSound : undefined));
   const hosted = source === 'speech' ? speech : source === 'link' ? linkSound : undefined;
   const [aspect, setAspect] = useState<Aspect>('square');
   // The photo check (POST /images): where the pet's mouth was found, and where the person put the marker.
@@ -251,6 +255,12 @@ export function Create() {
               ) : null}
             </div>
           )}
+          {/* Said where the sound is chosen, before paying: the video would keep the pet's mouth at rest. */}
+          {voice.warning ? (
+            <div className="notice notice-warning" role="status" data-testid="no-voice">
+              <p>{voice.warning}</p>
+            </div>
+          ) : null}
         </fieldset>
 
         <fieldset>

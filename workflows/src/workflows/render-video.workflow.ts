@@ -160,6 +160,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     targetKey: preparedAudioKey(plan.videoId),
     deliveryKey: deliveryAudioKey(plan.videoId),
     ...(plan.cleanVoice ? { cleanVoice: true } : {}),
+    // The creator's start in the audio; absent (and in plans from before), preparation picks the window.
+    ...(plan.audioStartSeconds !== undefined ? { startSeconds: plan.audioStartSeconds } : {}),
   }));
   if (recordsStages) await control.recordStage({ videoId: plan.videoId, stage: 'queued' });
   const info = workflowInfo();
@@ -215,6 +217,8 @@ async function runPipeline(plan: RenderPlan): Promise<void> {
     watermark: plan.watermark,
     // Where the render's face came from (a render node older than the field says nothing).
     ...(result.face ? { face: result.face } : {}),
+    // The sync report and the window of the source it sang (a render node older than the report says nothing).
+    ...(result.sync ? { sync: { ...result.sync, audioStartSeconds: audio.startSeconds ?? 0, audioDurationSeconds: audio.durationSeconds } } : {}),
   });
 }
 

@@ -14,6 +14,8 @@ import * as videoChanges from './2026-11-27T05-00-00-video-changes.ts';
 import * as apiAudio from './2026-11-27T04-00-00-api-audio.ts';
 import * as renderStages from './2026-11-28T00-00-00-render-stages.ts';
 import * as storedFaces from './2026-11-29T02-00-00-stored-faces.ts';
+import * as syncReport from './2026-11-29T03-00-00-sync-report.ts';
+import * as audioWindow from './2026-11-29T04-00-00-audio-window.ts';
 
 /** Every migration, keyed by its timestamped name; Kysely runs them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +34,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T05-00-00-video-changes': videoChanges,
   '2026-11-28T00-00-00-render-stages': renderStages,
   '2026-11-29T02-00-00-stored-faces': storedFaces,
+  '2026-11-29T03-00-00-sync-report': syncReport,
+  '2026-11-29T04-00-00-audio-window': audioWindow,
 };

@@ -217,7 +217,7 @@ export function registerPublicApiPaths(registry: OpenAPIRegistry): void {
     description:
       'Free (counts against the write rate limit). Send an audio file as multipart/form-data (`audio`: MP3, WAV, MP4/AAC or WebM, '
       + '2 to 30 seconds, up to 20 MB), or JSON: speech `{"text", "voice_id"}` (a voice of GET /v1/voices, at most 500 characters) or a '
-      + 'short-video link `{"video_url"}` (a public TikTok video; its sound is cut to the first 30 seconds). The same rules and errors as '
+      + 'short-video link `{"video_url"}` (a public TikTok video; its sound is kept up to 180 seconds, and a video sings its 30 s with the most singing unless audio_start_seconds says where). The same rules and errors as '
       + 'the web app\'s POST /create-with-audio, POST /tts and POST /social/extract-audio. Create with the answered id as `audio_id` of '
       + 'POST /v1/videos within 24 hours; the video lasts as long as the audio. speech_quota_exhausted (429), '
       + 'speech_unavailable and service_unavailable (503) are retryable.',

@@ -32,8 +32,8 @@ export function registerSocialPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: 'post', path: '/social/extract-audio', security: idTokenSecurity, tags: ['web-app'], operationId: 'extractSocialAudio',
     summary: "Extract a TikTok video's soundtrack",
-    description: 'Only links on TikTok\'s own hosts are accepted (checked before anything is fetched). The sound is cut to its first '
-      + '30 seconds, stored as MP3 and answered as a hosted link usable for POST /create-with-audio. Takes a few seconds.',
+    description: 'Only links on TikTok\'s own hosts are accepted (checked before anything is fetched). The sound is kept up to '
+      + '180 seconds (a video sings its 30 s with the most singing, or from the create\'s audio_start_seconds), stored as MP3 and answered as a hosted link usable for POST /create-with-audio. Takes a few seconds.',
     request: { body: { required: true, content: { 'application/json': { schema: ExtractAudioRequest } } } },
     responses: {
       200: jsonResponse('The stored soundtrack.', ExtractedAudio),

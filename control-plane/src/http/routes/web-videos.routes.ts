@@ -15,7 +15,7 @@ import { IMAGE_UPLOAD, withUploadedPhoto } from '../photo-upload.ts';
 import { ApiImage, CheckImageForm, FACE_HINT } from '../schemas/image.schemas.ts';
 import { ASPECT_HINT } from '../schemas/video-aspect.schemas.ts';
 import { RenderQueued } from '../schemas/web-app.schemas.ts';
-import { CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult } from '../schemas/web-videos.schemas.ts';
+import { AudioCheck, CheckAudioForm, CreateWithAudioForm, CreateWithTemplateForm, DeleteVideoRequest, DeleteVideoResult, NO_VOICE_WARNING } from '../schemas/web-videos.schemas.ts';
 import { parseBody } from '../validation.ts';
 import { webPresenter } from '../../presenters/web.presenter.ts';
 import { idTokenSecurity } from './web-app.routes.ts';
@@ -27,7 +27,7 @@ const PHOTO_FIELDS = ['image_id', 'face', 'aspect'] as const;
 export function webVideosRoutes(context: AppContext): Router {
   const router = Router();
   const signedIn = requireWebUser(context.services.identity);
-  const { videos, images, rateLimiter } = context.services;
+  const { videos, images, audioChecks, rateLimiter } = context.services;
   const limited = rateLimit(rateLimiter, 'media');
   const represent = webPresenter({ baseUrl: context.config.baseUrl, links: context.services.videoLinks });
 
@@ -44,14 +44,15 @@ export function webVideosRoutes(context: AppContext): Router {
   });
 
   router.post('/create-with-audio', signedIn, limited, async (req, res) => {
-    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', ...PHOTO_FIELDS] });
+    const form = await readMultipart(req, { files: { image: IMAGE_UPLOAD, audio: AUDIO_UPLOAD }, fields: ['audio_url', 'audio_start_seconds', ...PHOTO_FIELDS] });
     try {
       const audio = form.files.audio;
       const audioUrl = form.fields.audio_url?.trim();
       if (audio && audioUrl) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field, not both.');
       if (!audio && !audioUrl) throw new AppError('invalid_request', 'The form needs an "audio" file or an "audio_url" field.');
       const sound = audio ? { file: audio } : { url: audioUrl ?? '' };
-      const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound });
+      const start = audioStartField(form);
+      const created = await videos.createWebVideoWithAudio(webUserOf(res), { ...photoRequest(form), sound, ...(start !== undefined ? { audioStartSeconds: start } : {}) });
       res.set('Cache-Control', 'no-store');
       res.json(await represent.renderQueued(created));
     } finally {
@@ -64,6 +65,26 @@ export function webVideosRoutes(context: AppContext): Router {
     const image = await withUploadedPhoto(req, (photo) => images.checkUpload(user.id, photo));
     res.set('Cache-Control', 'no-store');
     res.status(201).json(imageRepresentation(image));
+  });
+
+  router.post('/audio-check', signedIn, limited, async (req, res) => {
+    const form = await readMultipart(req, { files: { audio: AUDIO_UPLOAD }, fields: ['audio_url'] });
+    try {
+      const audio = form.files.audio;
+      const audioUrl = form.fields.audio_url?.trim();
+      if (Boolean(audio) === Boolean(audioUrl)) throw new AppError('invalid_request', 'Send either an "audio" file or an "audio_url" field.');
+      const check = audio ? await audioChecks.checkUpload(audio) : await audioChecks.checkHosted(webUserOf(res).id, audioUrl ?? '');
+      res.set('Cache-Control', 'no-store');
+      res.json({
+        vocals_found: check.vocalsFound,
+        voiced_seconds: check.voicedSeconds,
+        audio_start_seconds: check.startSeconds,
+        duration_seconds: check.durationSeconds,
+        warning: check.vocalsFound ? null : NO_VOICE_WARNING,
+      });
+    } finally {
+      await form.cleanup();
+    }
   });
 
   router.delete('/delete-video', signedIn, async (req, res) => {
@@ -123,6 +144,15 @@ function faceField(form: MultipartForm): FaceHints | undefined {
   return parsed.data;
 }
 
+/** The optional `audio_start_seconds` field: seconds into the audio (the service checks it against the audio's length). */
+function audioStartField(form: MultipartForm): number | undefined {
+  const text = form.fields.audio_start_seconds?.trim();
+  if (!text) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds)) throw new AppError('audio_start_out_of_range', `The "audio_start_seconds" field is "${text}", not a number of seconds.`);
+  return seconds;
+}
+
 /** A field that must be there and not blank; its value is taken exactly as sent, as /v1 takes it. */
 function requiredField(form: MultipartForm, field: string, what: string): string {
   const value = form.fields[field];
@@ -159,7 +189,7 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     request: { body: formBody(CreateWithAudioForm, { ...imageEncoding, audio: { contentType: AUDIO_CONTENT_TYPES } }) },
     responses: {
       200: jsonResponse('The render is queued.', RenderQueued),
-      ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url'),
+      ...errorResponses(...createErrors, 'unsupported_audio_format', 'audio_duration_out_of_range', 'audio_start_out_of_range', 'unknown_audio_url'),
     },
   });
   registry.registerPath({
@@ -173,6 +203,25 @@ export function registerWebVideoPaths(registry: OpenAPIRegistry): void {
     responses: {
       201: jsonResponse('The photo is stored; its face, if found.', ApiImage),
       ...errorResponses('invalid_request', 'multipart_required', 'unsupported_image_format', 'payload_too_large', 'unauthorized', 'rate_limited', 'face_detection_unavailable'),
+    },
+  });
+  registry.registerPath({
+    method: 'post', path: '/audio-check', security: idTokenSecurity, tags: ['web-app'], operationId: 'checkWebAudio',
+    summary: 'Check audio before creating: is there a singing voice?',
+    description:
+      'Separates the audio\'s voice from the band as the video\'s preparation will (the stems are kept by the audio\'s hash, so the video made '
+      + 'from the same file does not separate it again) and answers whether the part a video would sing (a sound longer than 30 s: its 30 s with '
+      + 'the most singing, from audio_start_seconds) holds a singing voice. Send an `audio` file or the `audio_url` of a sound this account made '
+      + '(POST /tts, POST /social/extract-audio). Without a voice the video still renders, '
+      + 'with the mouth at rest, so the page warns before paying ("No singing voice found"). Free (counts against the media rate limit); '
+      + 'audio the create would refuse is refused alike.',
+    request: { body: { required: true, content: { 'multipart/form-data': { schema: CheckAudioForm, encoding: { audio: { contentType: AUDIO_CONTENT_TYPES } } } } } },
+    responses: {
+      200: jsonResponse('What the check found.', AudioCheck),
+      ...errorResponses(
+        'invalid_request', 'multipart_required', 'unsupported_audio_format', 'audio_duration_out_of_range', 'unknown_audio_url', 'audio_expired', 'payload_too_large',
+        'unauthorized', 'rate_limited', 'service_unavailable',
+      ),
     },
   });
   registry.registerPath({

@@ -4,8 +4,9 @@ import { FaceHintsField } from './image.schemas.ts';
 import { Voice } from './speech.schemas.ts';
 import { AspectRequestField, VideoAspectField } from './video-aspect.schemas.ts';
 import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
+import { VideoSyncField } from './video-sync.schemas.ts';
 import { z } from 'zod';
-import { MAX_SPEECH_CHARACTERS } from '@petsing/workflows/api-rules';
+import { MAX_SOURCE_AUDIO_SECONDS, MAX_SPEECH_CHARACTERS, MIN_AUDIO_SECONDS } from '@petsing/workflows/api-rules';
 
 const ApiTemplate = z
   .object({
@@ -67,6 +68,7 @@ export const ApiVideo = z
     progress: z.number().int().min(0).max(100).optional().meta({ description: 'Render progress, 0-100 (added field).' }),
     stage: RenderStageField.optional().meta({ description: 'Where a processing video stands (added field); see RenderStage.' }),
     stage_started_at: StageStartedAtField.optional(),
+    sync: VideoSyncField.optional(),
     error: ApiVideoError.nullable().optional(),
   })
   .meta({ id: 'ApiVideo' });
@@ -94,6 +96,16 @@ export const CreateApiVideoRequest = z
       .meta({ description: 'The id answered by POST /v1/images (valid 24 hours). Without a found face, face.mouth is required (400 face_not_found otherwise, before any charge).' }),
     face: FaceHintsField.optional(),
     aspect: AspectRequestField,
+    audio_start_seconds: z
+      .number()
+      .optional()
+      .meta({
+        description:
+          'With audio_id: where in the audio the video begins, in seconds, from 0 to the audio\'s duration_seconds minus 2 (400 audio_start_out_of_range '
+          + 'otherwise, before any charge); the video sings at most 30 s from there. Without it, a soundtrack longer than 30 s is cut at its 30 s with the '
+          + 'most singing (starting at a sung phrase), and a shorter one is sung whole. The video\'s sync.audio_start_seconds says which window was sung.',
+        example: 12.5,
+      }),
     deadline_seconds: z
       .number()
       .int()
@@ -146,7 +158,7 @@ export const CreateApiAudioRequest = z
     }),
     voice_id: z.string().optional().meta({ description: 'Speech: an id from GET /v1/voices.', example: 'en-us-female' }),
     video_url: z.string().max(MAX_URL_LENGTH).optional().meta({
-      description: 'A short-video link (a public TikTok video); its soundtrack, cut to the first 30 seconds, becomes the audio.',
+      description: 'A short-video link (a public TikTok video); its soundtrack, up to 180 seconds, becomes the audio (a video sings 30 s of it: see audio_start_seconds).',
       example: 'https://www.tiktok.com/@user/video/7301234567890123456',
     }),
   })
@@ -159,7 +171,7 @@ export const CreateApiAudioForm = z
 export const ApiAudio = z
   .object({
     id: z.uuid().meta({ description: 'Pass as audio_id to POST /v1/videos.' }),
-    duration_seconds: z.number().min(2).max(30).meta({ description: 'Length of the stored audio; the video lasts as long.' }),
+    duration_seconds: z.number().min(MIN_AUDIO_SECONDS).max(MAX_SOURCE_AUDIO_SECONDS).meta({ description: 'Length of the stored audio; the video lasts as long, up to 30 s (a longer short-video soundtrack, up to 180 s, is sung in its 30 s with the most singing, or from audio_start_seconds).' }),
     expires_at: z.iso.datetime().meta({ description: 'Creates can use the audio until then (24 hours).' }),
   })
   .meta({ id: 'ApiAudio' });

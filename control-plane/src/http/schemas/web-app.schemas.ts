@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FREE_CREDITS_PER_MONTH, PLAN_TYPES } from '../../domain/pricing.ts';
 import { VideoAspectField } from './video-aspect.schemas.ts';
 import { RenderStageField, StageStartedAtField } from './video-stage.schemas.ts';
+import { VideoSyncField } from './video-sync.schemas.ts';
 
 /** Records of the web-app endpoints (field names are ours: the spec leaves them open; see docs/web-app.md). */
 
@@ -12,6 +13,7 @@ const WebVideo = z
     progress: z.number().int().min(0).max(100).meta({ description: 'Render progress in percent.' }),
     stage: RenderStageField,
     stage_started_at: StageStartedAtField,
+    sync: VideoSyncField,
     template_id: z.string().nullable().meta({ description: 'The template song, or null for a video made from audio.' }),
     has_watermark: z.boolean().meta({ description: 'True while the video carries the visible watermark (owner not subscribed and no removal bought).' }),
     aspect: VideoAspectField,

@@ -9,9 +9,9 @@ import { runMediaTool } from '../ffmpeg.ts';
 import { SEPARATOR_SAMPLE_RATE, SEPARATOR_VERSION, VocalSeparator, type SeparatorOptions } from './vocal-separator.ts';
 
 /** The stems' analysis copies: mono 16 kHz, as the prepared audio (the mel recipe's rate). */
-const STEM_SAMPLE_RATE = 16_000;
-/** Decoded 44.1 kHz stereo float of MAX_AUDIO_SECONDS, with room to spare. */
-const MAX_DECODED_BYTES = (MAX_AUDIO_SECONDS + 2) * SEPARATOR_SAMPLE_RATE * 2 * 4;
+export const STEM_SAMPLE_RATE = 16_000;
+/** Decoded 44.1 kHz stereo float of `seconds`, with room to spare. */
+const decodedBytes = (seconds: number) => (seconds + 2) * SEPARATOR_SAMPLE_RATE * 2 * 4;
 
 /**
  * A soundtrack's two stems, as mono 16 kHz 16-bit WAV objects at the source's level (not loudness-normalised, so the
@@ -57,11 +57,14 @@ export class VocalStems {
     private readonly options: SeparatorOptions = {},
   ) {}
 
-  /** The stems of the source file `source` (the first MAX_AUDIO_SECONDS), separated now or found in the store. */
-  async stemsOf(source: string, directory: string, signal?: AbortSignal): Promise<PreparedStems> {
+  /**
+   * The stems of the source file `source` (its first `maxSeconds`: a video's length, or a whole long soundtrack whose
+   * singing window is sought), separated now or found in the store.
+   */
+  async stemsOf(source: string, directory: string, signal?: AbortSignal, maxSeconds = MAX_AUDIO_SECONDS): Promise<PreparedStems> {
     const keys = stemKeys(await sha256Of(source));
     if (await this.reusable(keys)) return { vocalKey: keys.vocals, accompanimentKey: keys.accompaniment, origin: 'reused' };
-    const { left, right } = await decodeStereo(source, signal);
+    const { left, right } = await decodeStereo(source, maxSeconds, signal);
     const separator = await this.separator();
     const { vocals, accompaniment } = await separator.separate(left, right);
     this.separations++;
@@ -122,11 +125,11 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The first MAX_AUDIO_SECONDS of the source as 44.1 kHz stereo float (a mono source in both channels). */
-async function decodeStereo(source: string, signal?: AbortSignal): Promise<{ left: Float32Array; right: Float32Array }> {
+/** The first `maxSeconds` of the source as 44.1 kHz stereo float (a mono source in both channels). */
+async function decodeStereo(source: string, maxSeconds: number, signal?: AbortSignal): Promise<{ left: Float32Array; right: Float32Array }> {
   const result = await runProcess('ffmpeg', [
-    '-v', 'error', '-i', source, '-vn', '-t', String(MAX_AUDIO_SECONDS), '-ac', '2', '-ar', String(SEPARATOR_SAMPLE_RATE), '-f', 'f32le', 'pipe:1',
-  ], { ...(signal ? { signal } : {}), maxStdoutBytes: MAX_DECODED_BYTES });
+    '-v', 'error', '-i', source, '-vn', '-t', String(maxSeconds), '-ac', '2', '-ar', String(SEPARATOR_SAMPLE_RATE), '-f', 'f32le', 'pipe:1',
+  ], { ...(signal ? { signal } : {}), maxStdoutBytes: decodedBytes(maxSeconds) });
   if (result.code !== 0) throw new Error(`ffmpeg could not decode the audio for separation: ${result.stderr.trim().split('\n').slice(-2).join(' | ')}`);
   const interleaved = new Float32Array(result.stdout.buffer.slice(result.stdout.byteOffset, result.stdout.byteOffset + result.stdout.length - (result.stdout.length % 8)));
   const frames = interleaved.length / 2;

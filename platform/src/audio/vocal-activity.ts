@@ -1,7 +1,7 @@
-import { hopLevels, hopOf, percentile } from './signal.ts';
+import { hopLevels, hopOf, percentile } from './levels.ts';
 
 /**
- * Where a vocal stem holds a voice (README, "Driven by the vocal stem"). The stem's level (RMS over 40 ms, every
+ * Where a vocal stem holds a voice (render-node/README.md, "Driven by the vocal stem"; the control plane's voice check). The stem's level (RMS over 40 ms, every
  * 10 ms) is compared with its sung level, the loud end of its levels (95th percentile, as the mouth's own
  * normalisation): the voice comes in when the stem rises within VOICE_ON_DB of it, and goes out only after it stays
  * more than VOICE_OFF_DB under it for HANGOVER_SECONDS (the gaps between notes and consonants stay sung). What a
