@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TEMPLATE_PREVIEW_OUTPUT } from '@petsing/workflows';
 import { cliUser, createPetVideo, supervisedChildPid, videoState } from './support/embedded-service.ts';
 import { logLineProblems } from './support/log-capture.ts';
 import { freePort, runPetsing, serviceProcessEnv, stopProcess, waitUntil } from './support/processes.ts';
@@ -77,6 +79,15 @@ describe('the logs and the temp folder of a running service', () => {
       const templates = (await (await api('/v1/templates')).json()) as { data: { preview_video_url: string | null }[] };
       return templates.data.every((template) => template.preview_video_url !== null);
     }, 240_000);
+    // A node set to 1080 px at 50 fps makes the picker's example clips at most TEMPLATE_PREVIEW_OUTPUT (540 px, 25 fps;
+    // the sample pet's 512 px photo is not enlarged).
+    const [example] = ((await (await api('/v1/templates')).json()) as { data: { preview_video_url: string }[] }).data;
+    const clip = join(root, 'preview.mp4');
+    await writeFile(clip, Buffer.from(await (await fetch(example!.preview_video_url)).arrayBuffer()));
+    const { stdout } = await promisify(execFile)('ffprobe', ['-v', 'error', '-select_streams', 'v', '-show_entries', 'stream=width,r_frame_rate', '-of', 'csv=p=0', clip]);
+    const [width, rate] = stdout.trim().split(',');
+    expect(Number(width)).toBeLessThanOrEqual(TEMPLATE_PREVIEW_OUTPUT.width);
+    expect(rate).toBe(`${TEMPLATE_PREVIEW_OUTPUT.fps}/1`);
     // Soft: a run on code without the fixes says every one of them that fails.
     expect.soft(logLineProblems(service.output()), 'through a first start and a render').toEqual([]);
     expect.soft(await leftovers(temp), 'after a start and a render').toEqual([]);

@@ -115,7 +115,7 @@ describe('MCP endpoint', () => {
     }
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(byName.create_video!.inputSchema.required ?? []).toEqual([]);
-    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['aspect', 'audio_id', 'deadline_seconds', 'face', 'image_id', 'image_url', 'template_id', 'webhook_url']);
+    expect(Object.keys(byName.create_video!.inputSchema.properties ?? {}).sort()).toEqual(['aspect', 'audio_id', 'audio_start_seconds', 'deadline_seconds', 'face', 'image_id', 'image_url', 'template_id', 'webhook_url']);
     expect(byName.make_speech!.inputSchema.required).toEqual(['text', 'voice_id']);
     expect(byName.check_photo!.inputSchema.required).toEqual(['image_url']);
     expect(byName.create_video!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });

@@ -244,8 +244,20 @@ export const RenderLipSyncInput = z.object({
    * field): the mouth follows the analysis copy.
    */
   stems: AudioStems.optional(),
+  /**
+   * At most this size for this render (a template preview's, TEMPLATE_PREVIEW_OUTPUT): output width and frames per
+   * second, each capped by the node's own. Absent: the node's RENDER_OUTPUT_SIZE and RENDER_FPS.
+   */
+  atMost: z.object({ width: z.number().int().min(64).multipleOf(2), fps: z.number().int().min(1) }).optional(),
 });
 export type RenderLipSyncInput = z.infer<typeof RenderLipSyncInput>;
+
+/**
+ * A template's example clip plays in a card of the template picker on a phone, after a tap: half of the largest
+ * output's width at 25 frames a second is sharp there, and a first start of a node set to 1080 px at 50 fps renders
+ * its seven previews in about a fifth of the time (and a phone downloads a quarter of the bytes).
+ */
+export const TEMPLATE_PREVIEW_OUTPUT = { width: 540, fps: 25 } as const;
 
 /**
  * How the mouth followed the singing, as the render measured it (the video's sync report): whether the vocal track

@@ -88,9 +88,9 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
           ...(mouthTrack ? { mouthTrack } : {}),
           ...(vocalsPath ? { vocalsPath } : {}),
           ...(accompanimentPath ? { accompanimentPath } : {}),
-          width: deps.width,
+          width: Math.min(deps.width, input.atMost?.width ?? deps.width),
           ...(deps.rigThreads === undefined ? {} : { rigThreads: deps.rigThreads }),
-          fps: deps.fps,
+          fps: Math.min(deps.fps, input.atMost?.fps ?? deps.fps),
           signal: context.cancellationSignal,
           // Every line of the render ("render finished" included) names the video and its workflow.
           logger: withFields(deps.logger, { videoId: input.jobId, workflowId: input.workflowId }),

@@ -28,6 +28,7 @@ import {
   renderActivitySchemas,
   RenderVideoInput,
   RerenderInput,
+  TEMPLATE_PREVIEW_OUTPUT,
   TemplatePreviewInput,
   type FailVideoInput,
   type RenderOutcome,
@@ -240,6 +241,7 @@ export async function renderTemplatePreview(started: TemplatePreviewInput): Prom
     thumbnailKey: plan.thumbnailKey,
     ...(plan.face ? { face: plan.face } : {}),
     ...(plan.mouthTrackKey ? { mouthTrackKey: plan.mouthTrackKey } : {}),
+    atMost: TEMPLATE_PREVIEW_OUTPUT,
   });
   await control.completeTemplatePreview({ templateId: input.templateId, outputKey: result.outputKey });
 }
