@@ -188,9 +188,12 @@ worker
     lifecycle.add('traces', stopTracing);
     if (processMetrics) lifecycle.add('metrics endpoint', processMetrics.close);
     installTemporalRuntime(logger.child({ part: 'temporal' }), { metricsBindAddress: processMetrics?.temporalBindAddress, server: env, activityOnlyTaskQueues: RENDER_TASK_QUEUES });
-    const running = await startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
-    lifecycle.add('render worker', running.stop);
+    // The worker polls before it has finished starting (its scratch sweep, its models' warm-up): a SIGTERM in that
+    // window must already hand a task it took back, not kill the process with the signal's default.
+    const starting = startRenderWorker(env, messageFirstLogger(logger), processMetrics && prometheusRenderNodeMetrics(processMetrics.registry));
+    lifecycle.add('render worker', async () => (await starting).stop());
     lifecycle.exitOnSignals();
+    await starting;
     if (!supervisor.serving(lifecycle)) announce(logger, 'petsing render node is serving', { taskQueues: RENDER_TASK_QUEUES.join(', ') });
   });
 
