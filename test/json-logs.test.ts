@@ -97,13 +97,15 @@ describe('the logs and the temp folder of a running service', () => {
     const killed = (await supervisedChildPid(service.child.pid!, 'worker', 'render'))!;
     expect((await leftovers(temp)).some((name) => name.startsWith('petsing-render-'))).toBe(true);
     process.kill(killed, 'SIGKILL');
-    // Temporal gives the render to the restarted worker once the killed one's heartbeat is missed (30 s).
+    // The restarted worker hands back the render its predecessor was killed in (its scratch folder's record), so
+    // Temporal retries it at once rather than after the render's 30 s heartbeat timeout.
     await waitUntil('the second video to complete on the restarted render worker', async () => {
       const { status } = await videoState(api, second);
       if (status === 'failed') throw new Error(`the second video failed:\n${service.output().slice(-8_000)}`);
       return status === 'completed';
     }, 240_000);
     expect.soft(service.output()).toContain('removed scratch folders of renders that no longer run');
+    expect.soft(service.output()).toMatch(new RegExp(`"videoId":"${second}".*"msg":"handed back a render the node before this one stopped in"`));
     expect.soft(await leftovers(temp), 'after a killed render and its retry on the restarted worker').toEqual([]);
 
     // What a terminal's Ctrl-C does: SIGINT to the foreground group.

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startScratchSweep } from '../render-node/src/scratch.ts';
+import { startScratchSweep, type RenderRecord } from '../render-node/src/scratch.ts';
 import { removeAbandonedScratchFolders } from '../control-plane/src/media/scratch-folders.ts';
 
 /**
@@ -37,13 +37,13 @@ describe('the scratch sweep', () => {
     await utimes(join(root, 'petsing-render-a-file'), minutesAgo(60), minutesAgo(60));
 
     const logged: unknown[] = [];
-    const sweep = startScratchSweep({ info: (message, fields) => logged.push({ message, ...fields }), warn: () => {}, error: () => {} }, root);
+    const sweep = startScratchSweep({ info: (message, fields) => logged.push({ message, ...fields }), warn: () => {}, error: () => {} }, { root });
     await sweep.stop();
     expect((await readdir(root)).sort()).toEqual(['petsing-render-a-file', 'petsing-render-running', 'petsing-upload-old']);
     expect(logged).toEqual([{ message: 'removed scratch folders of renders that no longer run', removed: 2 }]);
   });
 
-  it('removes the folder of a render node killed mid-render at once, young as it is, and keeps it while that node runs', async () => {
+  it('removes the folder of a render node killed mid-render at once, young as it is, handing its render back, and keeps it while that node runs', async () => {
     // A real process makes its render folder (and the MP4 it is writing) the way a render does, and is killed.
     const node = spawn(
       process.execPath,
@@ -52,6 +52,7 @@ describe('the scratch sweep', () => {
         `import { createScratchDirectory } from ${JSON.stringify(join(import.meta.dirname, '..', 'platform', 'src', 'tools', 'scratch-directory.ts'))};`,
         `const folder = await createScratchDirectory('petsing-render');`,
         `await writeFile(folder + '/output.mp4', 'partial');`,
+        `await writeFile(folder + '/render.json', JSON.stringify({ taskToken: Buffer.from('a task token').toString('base64'), videoId: 'v1', workflowId: 'render-v1' }));`,
         `console.log(folder);`,
         `setInterval(() => {}, 1000);`,
       ].join('\n')],
@@ -64,15 +65,21 @@ describe('the scratch sweep', () => {
     const logged: unknown[] = [];
     const logger = { info: (message: string, fields?: object) => logged.push({ message, ...fields }), warn: () => {}, error: () => {} };
 
-    await startScratchSweep(logger, root).stop();
+    // Each render left by a node that died is handed back with the task token its folder holds, never a running one's.
+    const handedBack: unknown[] = [];
+    const renderLeft = ({ taskToken, ...render }: RenderRecord) => handedBack.push({ taskToken: Buffer.from(taskToken).toString(), ...render });
+
+    await startScratchSweep(logger, { root, renderLeft }).stop();
     expect(await readdir(root)).toContain(name);
     expect(logged).toEqual([{ message: 'removed scratch folders of renders that no longer run', removed: 1 }]);
+    expect(handedBack).toEqual([]);
 
     node.kill('SIGKILL');
     await once(node, 'exit');
-    await startScratchSweep(logger, root).stop();
+    await startScratchSweep(logger, { root, renderLeft }).stop();
     expect((await readdir(root)).filter((entry) => entry.startsWith('petsing-'))).toEqual([]);
     expect(logged).toHaveLength(2);
+    expect(handedBack).toEqual([{ taskToken: 'a task token', videoId: 'v1', workflowId: 'render-v1' }]);
   });
 
   it('removes the control plane\'s abandoned upload, speech, soundtrack and audio folders older than the cut-off', async () => {

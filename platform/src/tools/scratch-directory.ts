@@ -72,11 +72,18 @@ export async function withScratchDirectory<T>(prefix: string, work: (directory: 
  * name records its process (createScratchDirectory) goes as soon as that process is gone, whatever its age (a
  * render node started again removes what its predecessor left at once), and stays while it runs; a folder without
  * one (made by an earlier version) goes once last changed before `changedBefore`. Answers how many it removed.
+ * `beforeRemoving` sees each one first (a render node hands back the render its predecessor died in).
  *
  * The pids are this host's: a temp folder shared between pid namespaces (two containers mounting one /tmp) would
  * make another container's folders look abandoned.
  */
-export async function removeAbandonedScratch(prefixes: readonly string[], changedBefore: Date, root = tmpdir()): Promise<number> {
+export async function removeAbandonedScratch(
+  prefixes: readonly string[],
+  changedBefore: Date,
+  root = tmpdir(),
+  /** Called with each abandoned folder (and its prefix) before it goes, to read what the dead work left there. */
+  beforeRemoving?: (path: string, prefix: string) => Promise<void>,
+): Promise<number> {
   let removed = 0;
   for (const name of await readdir(root)) {
     const prefix = prefixes.find((candidate) => name.startsWith(`${candidate}-`));
@@ -87,6 +94,7 @@ export async function removeAbandonedScratch(prefixes: readonly string[], change
     const owner = OWNER.exec(name.slice(prefix.length + 1));
     const abandoned = owner ? !(await ownerRuns({ pid: Number(owner[1]), startTime: owner[2]! })) : stats.mtime < changedBefore;
     if (!abandoned) continue;
+    await beforeRemoving?.(path, prefix);
     // A child of the dead process (ffmpeg finishing its file) may still write into it for a moment.
     await rm(path, { recursive: true, force: true, maxRetries: 3 });
     removed++;

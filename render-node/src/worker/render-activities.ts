@@ -1,12 +1,12 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FAILURE_TYPES, MouthTrack, type DetectFaceInput, type DetectFaceResult, type RenderActivities, type RenderLipSyncInput } from '@petsing/workflows';
 import type { ObjectStore } from '@petsing/platform/storage';
 import { createScratchDirectory, withScratchDirectory } from '@petsing/platform/tools';
-import { RENDER_SCRATCH } from '../scratch.ts';
+import { RENDER_RECORD_FILE, RENDER_SCRATCH, renderRecordJson } from '../scratch.ts';
 import { isRenderError, RenderError } from '../errors.ts';
 import type { LipSyncModel } from '../lipsync-model.ts';
 import { withFields, type Logger } from '../logger.ts';
@@ -58,6 +58,8 @@ export function createRenderActivities(deps: RenderActivityDependencies): Render
       const heartbeat = setInterval(() => context.heartbeat({ progress }), HEARTBEAT_INTERVAL_MS);
       try {
         context.heartbeat({ progress });
+        // If this node dies mid-render, the node started after it hands the render back with this (startScratchSweep).
+        await writeFile(join(directory, RENDER_RECORD_FILE), renderRecordJson({ taskToken: context.info.taskToken, videoId: input.jobId, workflowId: input.workflowId }), { mode: 0o600 });
         deps.signalStarted(input.workflowId).catch((error: unknown) => {
           deps.logger.warn('could not signal that the render started', { videoId: input.jobId, workflowId: input.workflowId, error: String(error) });
         });

@@ -2,6 +2,7 @@ import { mkdir, rename, stat } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { ApplicationFailure } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { parsedActivities, RENDER_PROGRESS_SIGNAL, RENDER_STARTED_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
@@ -26,7 +27,7 @@ import { loadLipSyncModel } from '../lipsync-model.ts';
 import { loadOnnxFaceDetector } from '../onnx-detector.ts';
 import { loadPetFaceModel } from '../pet-face-model.ts';
 import type { Logger } from '../logger.ts';
-import { startScratchSweep } from '../scratch.ts';
+import { startScratchSweep, type RenderRecord } from '../scratch.ts';
 import { createRenderActivities } from './render-activities.ts';
 import { deviceOf, noRenderNodeMetrics, type RenderNodeMetrics } from './render-metrics.ts';
 
@@ -62,7 +63,10 @@ export const RENDER_TASK_QUEUES = [TASK_QUEUES.render, TASK_QUEUES.detect] as co
 export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, metrics: RenderNodeMetrics = noRenderNodeMetrics): Promise<RunningRenderWorker> {
   // First: what a node killed before this one left (a partial MP4 of 1.6 MB and more) goes now, not after the models
   // load. A start that fails leaves its timer, which keeps no process alive.
-  const scratchSweep = startScratchSweep(logger);
+  // A render its predecessor died in is handed back to Temporal as soon as this node can reach it, rather than after
+  // the render's 30 s heartbeat timeout (renders found before that wait for it).
+  const leftRenders: { waiting: RenderRecord[]; handBack?: (render: RenderRecord) => void } = { waiting: [] };
+  const scratchSweep = startScratchSweep(logger, { renderLeft: (render) => (leftRenders.handBack ? leftRenders.handBack(render) : leftRenders.waiting.push(render)) });
   const objects = createObjectStore(objectStoreConfig(env, await loadSigningSecret(env)));
   const modelPath = await resolveModelPath(env, objects);
   const model = modelPath
@@ -84,6 +88,13 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
   // However long Temporal is away (a dev server starting again), rather than exit and be started again.
   await waitForTemporal(env, { stillWaiting: (waitedSeconds, address) => logger.warn('the render worker is waiting for Temporal to answer', { waitedSeconds, address }) });
   const temporal = await connectTemporalClient(env);
+  const handingBack = new Set<Promise<void>>();
+  leftRenders.handBack = (render) => {
+    const handed = handBackRender(temporal.client, render, logger);
+    handingBack.add(handed);
+    void handed.finally(() => handingBack.delete(handed));
+  };
+  for (const render of leftRenders.waiting.splice(0)) leftRenders.handBack(render);
   const signalsInFlight = new Set<Promise<void>>();
   /** Signals a render's workflow within a deadline, tracked so a stopping node waits for what it sent. */
   const signal = (workflowId: string, name: string, ...args: unknown[]) => {
@@ -125,6 +136,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     stop: async () => {
       await Promise.all(running.map((worker) => worker.stop()));
       await scratchSweep.stop();
+      await Promise.allSettled(handingBack);
       // The client retries a failed signal from a timer, which throws once the connection is closed.
       await Promise.allSettled(signalsInFlight);
       await temporal.close();
@@ -132,6 +144,27 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
     },
   };
 }
+
+/**
+ * Fails the render a node killed mid-render left (its attempt), retryably, so that Temporal retries it at once (on this
+ * node or another) instead of after its heartbeat timeout. An attempt that already ended (its heartbeat timed out and it
+ * was retried, or it was cancelled) is not found: nothing to do.
+ */
+async function handBackRender(client: TemporalClient, { taskToken, videoId, workflowId }: RenderRecord, logger: Logger): Promise<void> {
+  try {
+    await client.activity.fail(taskToken, ApplicationFailure.retryable('the render node rendering this video stopped mid-render; the node started after it handed the render back', RENDER_NODE_LOST));
+    logger.info('handed back a render the node before this one stopped in', { videoId, workflowId });
+  } catch (error) {
+    // @temporalio/client's ActivityNotFoundError.
+    if (error instanceof Error && error.name === 'ActivityNotFoundError') return;
+    logger.warn('could not hand back a render the node before this one stopped in; Temporal retries it after its heartbeat timeout', { videoId, workflowId, error: String(error) });
+  }
+}
+
+type TemporalClient = Awaited<ReturnType<typeof connectTemporalClient>>['client'];
+
+/** The failure type of a render handed back for its node stopped mid-render (retryable). */
+const RENDER_NODE_LOST = 'RenderNodeLost';
 
 /** A signal still unanswered by then is dropped: the next progress signal carries newer progress anyway. */
 const SIGNAL_DEADLINE_MS = 10_000;
