@@ -49,9 +49,21 @@ function sharpness(grey: Uint8Array, width: number, height: number): number {
 
 /** The photo as the output shows it without any animation: cut by the reported crop, scaled to the frame, grey. */
 export async function stillFrame(file: string, crop: Crop, width: number, height: number): Promise<Uint8Array> {
-  return await sharp(join(PETS, file))
-    .rotate()
-    .extract({ left: Math.round(crop.left), top: Math.round(crop.top), width: Math.round(crop.width), height: Math.round(crop.height) })
+  const photo = sharp(join(PETS, file)).rotate();
+  const { width: photoWidth, height: photoHeight } = await sharp(await photo.clone().toBuffer()).metadata();
+  // A tall frame (9:16) may reach past the photo's edges, where the render shows its fill: mirrored here, which only
+  // matters to measures taken there (those of the face are inside the photo).
+  const left = Math.round(crop.left);
+  const top = Math.round(crop.top);
+  const pad = {
+    left: Math.max(0, -left),
+    top: Math.max(0, -top),
+    right: Math.max(0, left + Math.round(crop.width) - photoWidth!),
+    bottom: Math.max(0, top + Math.round(crop.height) - photoHeight!),
+  };
+  const padded = pad.left + pad.top + pad.right + pad.bottom > 0 ? sharp(await photo.extend({ ...pad, extendWith: 'mirror' }).toBuffer()) : photo;
+  return await padded
+    .extract({ left: left + pad.left, top: top + pad.top, width: Math.round(crop.width), height: Math.round(crop.height) })
     .resize(width, height)
     .greyscale()
     .raw()
@@ -140,9 +152,13 @@ export interface SingingMeasures {
   mouthVersusVoice: number;
   /** Largest mean change of the frame corner farthest from the mouth. */
   farCornerChange: number;
+  /** Largest mean change of the bottom corner on the side away from the mouth (in a tall frame, below the head). */
+  lowCornerChange: number;
   /** Sharpness of the fur above the eyes over the photo's own: mean over frames, and the 10th percentile frame. */
   furSharpness: number;
   furSharpness10th: number;
+  /** The same over the video's first frame (silence, at rest): what the animation alone costs, whatever the scaler. */
+  furSharpnessOverFirstFrame: number;
 }
 
 /**
@@ -159,8 +175,12 @@ export async function measureSinging(render: { path: string; crop: Crop; width: 
 
   // The frame corner farthest from the mouth: only idle life, if anything.
   const far = boxAround(render.width, render.height, [mouth[0] < render.width / 2 ? render.width : 0, mouth[1] < render.height / 2 ? render.height : 0], 48);
-  const corner = await decodeRegion(render.path, far);
-  const farCornerChange = Math.max(...corner.map((frame) => meanAbsDiff(frame, corner[10]!)));
+  const cornerChange = async (box: Box) => {
+    const corner = await decodeRegion(render.path, box);
+    return Math.max(...corner.map((frame) => meanAbsDiff(frame, corner[10]!)));
+  };
+  const farCornerChange = await cornerChange(far);
+  const lowCornerChange = await cornerChange(boxAround(render.width, render.height, [mouth[0] < render.width / 2 ? render.width : 0, render.height], 48));
 
   // Fur above the eyes keeps the photo's sharpness (the head moves by whole pixels; nothing resamples it).
   const [[x0, y0], [x1, y1]] = annotation.eyes!;
@@ -168,13 +188,17 @@ export async function measureSinging(render: { path: string; crop: Crop; width: 
   const furBox = boxAround(render.width, render.height, [ex, ey - 0.45 * unit], 0.35 * unit, 0.5);
   const still = windowOf(await stillFrame(file, render.crop, render.width, render.height), render.width, furBox);
   const reference = sharpness(still, furBox.width, furBox.height);
-  const ratios = (await decodeRegion(render.path, furBox)).map((frame) => sharpness(frame, furBox.width, furBox.height) / reference).sort((a, b) => a - b);
+  const fur = (await decodeRegion(render.path, furBox)).map((frame) => sharpness(frame, furBox.width, furBox.height));
+  const ratios = fur.map((value) => value / reference).sort((a, b) => a - b);
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   return {
     frames: frames.length,
     mouthVersusVoice,
     farCornerChange,
-    furSharpness: ratios.reduce((a, b) => a + b, 0) / ratios.length,
+    lowCornerChange,
+    furSharpness: mean(ratios),
     furSharpness10th: ratios[Math.floor(ratios.length / 10)]!,
+    furSharpnessOverFirstFrame: mean(fur.map((value) => value / fur[0]!)),
   };
 }
 
