@@ -62,7 +62,7 @@ describe('crash recovery of paid videos', () => {
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, [PETSING_CLI, 'api'], {
-      env: serviceProcessEnv({ ...service.env, PORT: String(port), BASE_URL: baseUrl, TMPDIR: apiTmp, RATE_LIMIT_WRITES_PER_MINUTE: '1000', ...env }),
+      env: serviceProcessEnv({ ...service.env, PORT: String(port), BASE_URL: baseUrl, TMPDIR: apiTmp, RATE_LIMIT_WRITES_PER_MINUTE: '1000', TEMPLATE_PREVIEWS: 'true', ...env }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let errors = '';

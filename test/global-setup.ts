@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { freePort, freePortBlock, startProcess, stopProcess, waitFor } from './support/processes.ts';
 
@@ -63,6 +64,19 @@ export default async function setup(project: TestProject) {
     await Promise.all(children.map(stopProcess));
     throw error;
   }
+
+  // The workflow code bundled once for the whole run (and kept between runs under a hash of its sources), as a
+  // production image ships it (WORKFLOW_BUNDLE_PATH): every control worker a test starts, in its process or as
+  // `petsing start`, loads it instead of running webpack (6-10 s of CPU each). Test files started after this inherit
+  // the variable; json-logs.test.ts unsets it to see a first start bundle.
+  // (In a process of its own: vite's module runner, which runs this file, has no import.meta.resolve.)
+  const bundled = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', [
+    `import { cachedWorkflowBundle } from ${JSON.stringify(join(import.meta.dirname, '..', 'workflows', 'src', 'bundle.ts'))};`,
+    `const quiet = () => {};`,
+    `const logger = { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet };`,
+    `console.log(await cachedWorkflowBundle(${JSON.stringify(join(tmpdir(), 'petsing-test-workflow-bundle'))}, logger));`,
+  ].join('\n')]);
+  process.env.WORKFLOW_BUNDLE_PATH = bundled.stdout.trim();
 
   project.provide('temporalAddress', temporalAddress);
   project.provide('s3Endpoint', s3Endpoint);

@@ -57,10 +57,14 @@ describe('the logs and the temp folder of a running service', () => {
       TEMPORAL_DEV_UI_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
       RATE_LIMIT_READS_PER_MINUTE: '100000',
+      // A first start as an operator's: its template previews render too.
+      TEMPLATE_PREVIEWS: 'true',
       // Renders long enough (seconds) to be killed in the middle.
       RENDER_OUTPUT_SIZE: '1080',
       RENDER_FPS: '50',
     });
+    // A first start bundles the workflow code itself (webpack's report is one line), not the run's bundle.
+    delete env.WORKFLOW_BUNDLE_PATH;
     const baseUrl = `http://127.0.0.1:${port}`;
     // In a process group of its own, as a terminal runs it, so that it can be sent a Ctrl-C.
     const service = runPetsing(['start'], env, { detached: true });

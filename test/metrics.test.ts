@@ -66,7 +66,7 @@ describe('metrics of the embedded service', () => {
       CONTROL_WORKER_METRICS_PORT: String(controlMetricsPort),
       RENDER_METRICS_PORT: String(renderMetricsPort),
       LOG_LEVEL: 'warn',
-      // Small, short renders: the template previews the start queues render before the test's video.
+      // Small, short renders.
       RENDER_OUTPUT_SIZE: '128',
       RENDER_FPS: '10',
       RATE_LIMIT_READS_PER_MINUTE: '100000',

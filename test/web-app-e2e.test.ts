@@ -113,6 +113,8 @@ describe('the web app in Chromium', () => {
       // Short-video links: yt-dlp and the platform's CDN played by the test, the CDN on loopback.
       YTDLP_PATH: shortVideo.ytDlpPath,
       DEV_ALLOW_LOCAL_URLS: 'true',
+      // The landing page plays them.
+      TEMPLATE_PREVIEWS: 'true',
     });
     baseUrl = `http://localhost:${port}`;
     service = spawn(process.execPath, [PETSING_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

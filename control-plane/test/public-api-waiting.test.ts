@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { loadRenderWorkerEnv, startRenderWorker } from '@petsing/render-node';
 import { renderOutputKeys, renderWorkflowId, videoDeadlineWorkflowId, videoObjectPrefix } from '@petsing/workflows';
 import { connectTemporalClient } from '@petsing/platform/runtime';
@@ -15,6 +14,7 @@ import type { Json } from '../../test/support/http.ts';
 import { startImageHost } from '../../test/support/image-host.ts';
 import { freePort, waitFor } from '../../test/support/processes.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
+import { productionWorkflowBundle } from '../../test/support/temporal.ts';
 import { createTestAccount } from '../../test/support/accounts.ts';
 import { expectDocumentedResponses, type RecordedResponse } from '../../test/support/openapi.ts';
 import { toneWav } from '../../test/support/audio.ts';
@@ -342,7 +342,7 @@ describe('/v1 waiting, events, cancel and deadline', () => {
 
       const deadline = temporal.client.workflow.getHandle(videoDeadlineWorkflowId(id));
       await deadline.result();
-      const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
+      const workflowBundle = await productionWorkflowBundle();
       for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'deadline' }, [{ workflowId: deadline.workflowId, history: await deadline.fetchHistory() }])) {
         expect(result.error, `replay of ${result.workflowId}`).toBeUndefined();
       }

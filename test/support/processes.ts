@@ -129,11 +129,13 @@ export const PETSING_CLI = join(import.meta.dirname, '..', '..', 'control-plane'
 /**
  * The environment of a service process a test starts: this process's own, less the BASE_URL ('/') Vite puts
  * into it, which the service would read as its own base URL. Its metrics endpoints are off unless `env` names a
- * port: the default ports are fixed, and test files run side by side (a taken port refuses the start).
+ * port: the default ports are fixed, and test files run side by side (a taken port refuses the start). Template
+ * previews are off unless `env` turns them on (TEMPLATE_PREVIEWS: 'true'): seven renders at every first start would
+ * queue before the test's own video; the tests of the previews and the landing page that plays them turn them on.
  */
 export function serviceProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { BASE_URL: _viteBaseUrl, ...inherited } = process.env;
-  return { METRICS_PORT: '0', CONTROL_WORKER_METRICS_PORT: '0', RENDER_METRICS_PORT: '0', ...inherited, ...env };
+  return { METRICS_PORT: '0', CONTROL_WORKER_METRICS_PORT: '0', RENDER_METRICS_PORT: '0', TEMPLATE_PREVIEWS: 'false', ...inherited, ...env };
 }
 
 /** How much of a petsing process's output a test keeps (the end of it). */

@@ -57,8 +57,17 @@ export async function replayRecordedHistories(names: string[]): Promise<void> {
   await replay(histories, 'recorded');
 }
 
+/**
+ * The workflow bundle production control workers load: the run's (test/global-setup.ts bundles it once, with the
+ * tracing interceptors, as WORKFLOW_BUNDLE_PATH), else one bundled here.
+ */
+export async function productionWorkflowBundle(): Promise<{ codePath: string } | { code: string }> {
+  if (process.env.WORKFLOW_BUNDLE_PATH) return { codePath: process.env.WORKFLOW_BUNDLE_PATH };
+  return bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
+}
+
 async function replay(histories: { workflowId: string; history: History }[], replayName: string): Promise<void> {
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@petsing/workflows/workflows')) });
+  const workflowBundle = await productionWorkflowBundle();
   for await (const result of Worker.runReplayHistories({ workflowBundle, replayName }, histories)) {
     if (result.error) throw new Error(`replay of ${result.workflowId} failed`, { cause: result.error });
   }

@@ -53,6 +53,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     HOST: '127.0.0.1',
     DATABASE_URL: database.url!,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // The run's workflow bundle (test/global-setup.ts), as a production image ships one.
+    ...(process.env.WORKFLOW_BUNDLE_PATH ? { WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH } : {}),
     ...(options.temporal ? await temporalEnv() : {}),
     ...options.env,
   };

@@ -43,6 +43,8 @@ const controlPlaneEnvSchema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_DEV_UI_PORT: portNumber(8233),
   WORKFLOW_BUNDLE_PATH: optionalString,
+  /** Whether a start queues the template previews its database lacks (the picker's example clips) on the render nodes. */
+  TEMPLATE_PREVIEWS: booleanFlag(true),
 
   RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),

@@ -76,7 +76,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       const sweep = context.services.sweeper.start({ scratch: true, objects: parts.controlWorker });
       lifecycle.add('orphan sweep', sweep.stop);
     }
-    if (songs) {
+    if (songs && config.env.TEMPLATE_PREVIEWS) {
       // Then the preview clips render on whichever render node is free (queued once a control worker polls, and
       // once Temporal answers when this process runs one).
       const { templates, scheduler } = context.services;
