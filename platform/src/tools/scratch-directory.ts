@@ -37,7 +37,8 @@ async function ownerRuns(owner: Owner): Promise<boolean> {
   if (owner.pid === process.pid) return owner.startTime === thisProcess().startTime;
   if (owner.startTime !== '0') {
     const stat = await readFile(`/proc/${owner.pid}/stat`, 'utf8').catch(() => undefined);
-    return stat !== undefined && startTimeOf(stat) === owner.startTime;
+    // A zombie (killed, not yet reaped by its parent) runs no more.
+    return stat !== undefined && startTimeOf(stat) === owner.startTime && !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
   }
   try {
     process.kill(owner.pid, 0);
