@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTemporalClient } from '@petsing/platform/runtime';
+import { webhookDeliveryWorkflowId } from '@petsing/workflows';
 import { createTestAccount } from './support/accounts.ts';
 import type { Json } from './support/http.ts';
 import { PETSING_CLI, serviceProcessEnv, stopProcess, waitFor } from './support/processes.ts';
@@ -91,7 +93,18 @@ describe('webhook deliveries across control-worker crashes', () => {
     worker = await startControlWorker();
 
     await waitFor('video.completed delivered', async () => (await deliveryRows()).some((row) => row.event_type === 'video.completed' && row.state === 'delivered'), 120_000);
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    // Nothing more can be sent once every delivery's workflow has closed: a duplicate would be in by then.
+    const temporal = await connectTemporalClient(service.context.config.env);
+    try {
+      await waitFor('every delivery workflow to close', async () => {
+        for (const row of await deliveryRows()) {
+          if ((await temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(row.id)).describe()).status.name === 'RUNNING') return false;
+        }
+        return true;
+      }, 60_000);
+    } finally {
+      await temporal.close();
+    }
 
     const receptions = receiver.on('/hooks/crash');
     const completed = receptions.filter((reception) => reception.event.type === 'video.completed');
