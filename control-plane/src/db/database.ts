@@ -1,10 +1,11 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, type MigrationResultSet } from 'kysely';
 import pg from 'pg';
 import { migrations } from './migrations/index.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { emptyDatabaseImage, keepEmptyDatabaseImage } from './pglite-image.ts';
 import type { Database } from './schema.ts';
 
 export type DatabaseHandle = {
@@ -90,14 +91,19 @@ async function listenOnPostgres(
   };
 }
 
-/** The embedded database: PGlite persisted under DATA_DIR/postgres. It admits one process at a time. */
+/** The embedded database: PGlite persisted under DATA_DIR/postgres (in memory without one). It admits one process at a time. */
 export async function openPGlite(dataDir: string | undefined): Promise<DatabaseHandle> {
   let directory: string | undefined;
+  let fresh = true;
   if (dataDir) {
     directory = join(dataDir, 'postgres');
     await mkdir(directory, { recursive: true });
+    fresh = !(await stat(join(directory, 'PG_VERSION')).then(() => true, () => false));
   }
-  const pglite = await PGlite.create(directory ? { dataDir: directory } : {});
+  // A new database (in DATA_DIR or in memory) starts from the kept empty one (pglite-image.ts) rather than initdb.
+  const image = fresh ? await emptyDatabaseImage() : undefined;
+  const pglite = await PGlite.create({ ...(directory ? { dataDir: directory } : {}), ...(image ? { loadDataDir: image } : {}) });
+  if (fresh && !image) await keepEmptyDatabaseImage(pglite);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
