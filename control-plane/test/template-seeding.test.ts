@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '@petsing/platform/storage';
 import { createLogger } from '../src/logging/logger.ts';
@@ -9,13 +10,14 @@ import { TemplateRepository } from '../src/repositories/template.repository.ts';
 import { TemplateService } from '../src/services/template.service.ts';
 import { templateCatalog } from '../src/templates/template-catalog.ts';
 import { templateObjectKeys } from '../src/templates/template-objects.ts';
+import { KeptTemplateSongs } from '../src/templates/kept-template-songs.ts';
 import { captureLines } from '../../test/support/log-capture.ts';
 import { json } from '../../test/support/http.ts';
 import { startTestService, type TestService } from '../../test/support/test-service.ts';
 
 /**
- * Each test builds every song: synthesized in stereo, its soundtrack encoded and measured (issue 35), about 20 s on
- * two loaded cores; more while other test files share them.
+ * A seeding builds every song: synthesized in stereo, its soundtrack encoded and measured (issue 35), about 20 s on
+ * two loaded cores, more while other test files share them; unless this machine kept them (kept-template-songs.ts).
  */
 const SEEDING_TIMEOUT_MS = 180_000;
 
@@ -53,7 +55,8 @@ describe('template songs built in the background', () => {
     const root = join(scratch, 'objects');
     await writeFile(root, 'not a folder');
     const objects = new LocalObjectStore({ root, publicBaseUrl: 'http://127.0.0.1', signingSecret: 'a-signing-secret-for-tests' });
-    const templates = new TemplateService(new TemplateRepository(service.database.db), objects, new AudioPreparer(objects));
+    // The songs kept on this machine (the first test made them), so the build after the failure is a copy.
+    const templates = new TemplateService(new TemplateRepository(service.database.db), objects, new AudioPreparer(objects), new KeptTemplateSongs());
     const { lines, sink } = captureLines();
 
     await templates.seedInBackground(createLogger('info', 'petsing', sink));
@@ -65,4 +68,29 @@ describe('template songs built in the background', () => {
     expect(listed.map((template) => String(template.id))).toEqual(templateCatalog.map((definition) => definition.id));
     expect(await objects.exists(templateObjectKeys(listed[0]!.id).preparedAudio)).toBe(true);
   }, SEEDING_TIMEOUT_MS);
+
+  it('copies the songs this machine kept for another database by the same code, instead of making them', async () => {
+    // Kept songs that no synthesizer makes: a copy is recognisable by its bytes.
+    const kept = new KeptTemplateSongs(join(scratch, 'kept'));
+    for (const definition of templateCatalog) {
+      const keys = templateObjectKeys(Number(definition.id));
+      await kept.keep(Number(definition.id), {
+        objects: [keys.audio, keys.previewImage, keys.mouthTrack, keys.mix, keys.voice, keys.preparedAudio, keys.deliveryAudio].map((key) => ({ key, body: Buffer.from(`kept ${key}`), contentType: 'application/x-kept' })),
+        audioDurationMs: 1000 + Number(definition.id),
+        preparedAudioMs: 2000 + Number(definition.id),
+      });
+    }
+    const objects = new LocalObjectStore({ root: join(scratch, 'copied'), publicBaseUrl: 'http://127.0.0.1', signingSecret: 'a-signing-secret-for-tests' });
+    await service.database.db.deleteFrom('templates').execute();
+    const templates = new TemplateService(new TemplateRepository(service.database.db), objects, new AudioPreparer(objects), kept);
+
+    expect(await templates.seed(createLogger('silent'))).toEqual({ created: templateCatalog.length, kept: 0 });
+    const rows = await templates.list();
+    expect(rows.map((row) => [row.id, row.audio_duration_ms, row.prepared_audio_ms])).toEqual(templateCatalog.map((definition) => [Number(definition.id), 1000 + Number(definition.id), 2000 + Number(definition.id)]));
+    const { deliveryAudio } = templateObjectKeys(rows[0]!.id);
+    const copied = await objects.get(deliveryAudio);
+    expect([(await buffer(copied.body)).toString(), copied.contentType]).toEqual([`kept ${deliveryAudio}`, 'application/x-kept']);
+    // Seeded once, a second seeding finds everything in place.
+    expect(await templates.seed(createLogger('silent'))).toEqual({ created: 0, kept: templateCatalog.length });
+  });
 });

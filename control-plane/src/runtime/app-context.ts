@@ -35,6 +35,7 @@ import { OAuthRepository } from '../repositories/oauth.repository.ts';
 import { oauthSettings } from '../services/oauth-resources.ts';
 import { OAuthService } from '../services/oauth.service.ts';
 import { TemplateService } from '../services/template.service.ts';
+import { KeptTemplateSongs } from '../templates/kept-template-songs.ts';
 import { UserService } from '../services/user.service.ts';
 import { createIdTokenVerifier, IdentityService } from '../services/identity.service.ts';
 import type { DevIdentityKeys } from '../services/dev-identity.ts';
@@ -147,7 +148,7 @@ export function createServices({ config, database, objectStore, temporalClient, 
     warn: (message, details) => logger.warn(details, message),
   });
   const audioPreparer = new AudioPreparer(objectStore, undefined, vocalStems);
-  const templates = new TemplateService(templateRepository, objectStore, audioPreparer);
+  const templates = new TemplateService(templateRepository, objectStore, audioPreparer, new KeptTemplateSongs());
   const oauth = new OAuthService(new OAuthRepository(db), oauthSettings(config), credentialCache);
   const credentials = new CredentialService(apiKeys, oauth, credentialCache);
   const videoRepository = new VideoRepository(db);

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { buffer } from 'node:stream/consumers';
 import sharp from 'sharp';
 import { samplePetSvg } from '@petsing/workflows/media';
 import type { ObjectStore } from '@petsing/platform/storage';
@@ -11,6 +12,7 @@ import { buildTemplateAssets } from '../templates/template-assets.ts';
 import type { RenderScheduling } from './ports/render-scheduling.ts';
 import { SAMPLE_PET_KEY, templateObjectKeys, type TemplateAsset } from '../templates/template-objects.ts';
 import type { AudioPreparer } from '../media/audio-preparer.ts';
+import type { KeptTemplateSongs } from '../templates/kept-template-songs.ts';
 
 export class TemplateService {
   /** The seeding started by seedInBackground, which every template request waits for. */
@@ -22,6 +24,8 @@ export class TemplateService {
     private readonly templates: TemplateRepository,
     private readonly objects: ObjectStore,
     private readonly audio: AudioPreparer,
+    /** Songs made by the same code for another database on this machine (none: every seeding makes its own). */
+    private readonly kept?: KeptTemplateSongs,
   ) {}
 
   /**
@@ -127,26 +131,40 @@ export class TemplateService {
     ) {
       return false;
     }
+    const row = { id, name: definition.name, description: definition.description, audio_key: keys.audio, preview_image_key: keys.previewImage };
+    // The songs this machine made for another database, by the same code: copied rather than made again.
+    const kept = await this.kept?.get(id);
+    if (kept) {
+      for (const { key, body, contentType } of kept.objects) await this.objects.put(key, body, { contentType });
+      await this.templates.upsert({ ...row, audio_duration_ms: kept.audioDurationMs });
+      await this.templates.setPreparedAudio(id, keys.preparedAudio, kept.preparedAudioMs);
+      return true;
+    }
     const assets = await buildTemplateAssets(definition);
-    await this.objects.put(keys.audio, assets.audio, { contentType: assets.audioContentType });
-    await this.objects.put(keys.previewImage, assets.previewImage, { contentType: assets.previewImageContentType });
-    await this.objects.put(keys.mouthTrack, assets.mouthTrack, { contentType: assets.mouthTrackContentType });
-    await this.objects.put(keys.mix, assets.mix, { contentType: assets.stemContentType });
-    await this.objects.put(keys.voice, assets.voice, { contentType: assets.stemContentType });
-    await this.templates.upsert({
-      id,
-      name: definition.name,
-      description: definition.description,
-      audio_key: keys.audio,
-      audio_duration_ms: Math.round(assets.durationSeconds * 1000),
-      preview_image_key: keys.previewImage,
-    });
+    const made = [
+      { key: keys.audio, body: assets.audio, contentType: assets.audioContentType },
+      { key: keys.previewImage, body: assets.previewImage, contentType: assets.previewImageContentType },
+      { key: keys.mouthTrack, body: assets.mouthTrack, contentType: assets.mouthTrackContentType },
+      { key: keys.mix, body: assets.mix, contentType: assets.stemContentType },
+      { key: keys.voice, body: assets.voice, contentType: assets.stemContentType },
+    ];
+    for (const { key, body, contentType } of made) await this.objects.put(key, body, { contentType });
+    const audioDurationMs = Math.round(assets.durationSeconds * 1000);
+    await this.templates.upsert({ ...row, audio_duration_ms: audioDurationMs });
     // Every video of this template renders the same song: prepare it once, here. The render listens to the voice alone
     // (the mouth follows the voice, and the score's keyframes, not the band: no stems to separate); the video's
     // soundtrack is the stereo mix.
     const prepared = await this.audio.prepare(keys.voice, { analysisKey: keys.preparedAudio }, undefined, 'none');
     await this.audio.prepare(keys.mix, { deliveryKey: keys.deliveryAudio }, undefined, 'none');
-    await this.templates.setPreparedAudio(id, keys.preparedAudio, Math.round(prepared.durationSeconds * 1000));
+    const preparedAudioMs = Math.round(prepared.durationSeconds * 1000);
+    await this.templates.setPreparedAudio(id, keys.preparedAudio, preparedAudioMs);
+    if (this.kept) {
+      const preparedObjects = await Promise.all([keys.preparedAudio, keys.deliveryAudio].map(async (key) => {
+        const { body, contentType } = await this.objects.get(key);
+        return { key, body: await buffer(body), contentType: contentType ?? 'application/octet-stream' };
+      }));
+      await this.kept.keep(id, { objects: [...made.map(({ key, body, contentType }) => ({ key, body: Buffer.from(body), contentType })), ...preparedObjects], audioDurationMs, preparedAudioMs });
+    }
     return true;
   }
 }
