@@ -57,6 +57,9 @@ describe('the /openapi.json contract, fuzzed by schemathesis', () => {
     service.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     service.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
     await waitForHealth(service, baseUrl, () => output, 120_000);
+    // A first start builds its template songs in the background and template requests wait for them (20 s and more
+    // on a loaded machine, past schemathesis' 10 s read timeout): generated requests start once they are there.
+    expect((await fetch(`${baseUrl}/templates`, { signal: AbortSignal.timeout(150_000) })).status).toBe(200);
     await petsing('users', 'create', '--email', 'fuzz@example.com');
     // A few credits: creates past them answer 402, so the render node is not buried in generated videos.
     await petsing('credits', 'grant', '--user', 'fuzz@example.com', '--amount', '3');
