@@ -61,9 +61,10 @@ describe('petsing start and the processes it supervises', () => {
       TEMPORAL_DEV_UI_PORT: String(uiPort),
       LOG_LEVEL: 'warn',
       RATE_LIMIT_READS_PER_MINUTE: '100000',
-      // Renders long enough (seconds) to be interrupted in the middle.
-      RENDER_OUTPUT_SIZE: '1080',
-      RENDER_FPS: '50',
+      // Renders long enough (seconds) to be interrupted in the middle: each kill lands within a poll (250 ms) of the
+      // render starting.
+      RENDER_OUTPUT_SIZE: '720',
+      RENDER_FPS: '25',
     });
   });
   // Whatever a test started is stopped after it, passed or not, so the next one finds the ports free.

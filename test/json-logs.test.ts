@@ -59,9 +59,9 @@ describe('the logs and the temp folder of a running service', () => {
       RATE_LIMIT_READS_PER_MINUTE: '100000',
       // A first start as an operator's: its template previews render too.
       TEMPLATE_PREVIEWS: 'true',
-      // Renders long enough (seconds) to be killed in the middle.
-      RENDER_OUTPUT_SIZE: '1080',
-      RENDER_FPS: '50',
+      // Renders long enough (seconds) to be killed in the middle, larger and faster than a template preview's.
+      RENDER_OUTPUT_SIZE: '720',
+      RENDER_FPS: '30',
     });
     // A first start bundles the workflow code itself (webpack's report is one line), not the run's bundle.
     delete env.WORKFLOW_BUNDLE_PATH;
@@ -83,7 +83,7 @@ describe('the logs and the temp folder of a running service', () => {
       const templates = (await (await api('/v1/templates')).json()) as { data: { preview_video_url: string | null }[] };
       return templates.data.every((template) => template.preview_video_url !== null);
     }, 240_000);
-    // A node set to 1080 px at 50 fps makes the picker's example clips at most TEMPLATE_PREVIEW_OUTPUT (540 px, 25 fps;
+    // A node set to 720 px at 30 fps makes the picker's example clips at most TEMPLATE_PREVIEW_OUTPUT (540 px, 25 fps;
     // the sample pet's 512 px photo is not enlarged).
     const [example] = ((await (await api('/v1/templates')).json()) as { data: { preview_video_url: string }[] }).data;
     const clip = join(root, 'preview.mp4');
