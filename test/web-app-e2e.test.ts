@@ -130,6 +130,9 @@ describe('the web app in Chromium', () => {
       ], });
     // Three test files start `petsing start`; on a loaded 2-core machine a start takes up to 2 minutes.
     await waitForHealth(service, baseUrl, () => output, 150_000);
+    // A first start builds its template songs in the background, and template requests (the landing page's) wait for
+    // them: on a loaded machine, past a page load's 30 s. The pages are tried once they are there.
+    expect((await fetch(`${baseUrl}/templates`, { signal: AbortSignal.timeout(150_000) })).status).toBe(200);
     mark('service up');
     phone = await browser.newContext(SIZES.phone);
     await standInForStripe(phone);

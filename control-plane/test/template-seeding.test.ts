@@ -84,6 +84,9 @@ describe('template songs built in the background', () => {
     await service.database.db.deleteFrom('templates').execute();
     const templates = new TemplateService(new TemplateRepository(service.database.db), objects, new AudioPreparer(objects), kept);
 
+    // A service stopping before the seeding began builds nothing.
+    expect(await templates.seed(createLogger('silent'), AbortSignal.abort())).toEqual({ created: 0, kept: 0 });
+    expect(await service.database.db.selectFrom('templates').select('id').execute()).toEqual([]);
     expect(await templates.seed(createLogger('silent'))).toEqual({ created: templateCatalog.length, kept: 0 });
     const rows = await templates.list();
     expect(rows.map((row) => [row.id, row.audio_duration_ms, row.prepared_audio_ms])).toEqual(templateCatalog.map((definition) => [Number(definition.id), 1000 + Number(definition.id), 2000 + Number(definition.id)]));

@@ -51,8 +51,15 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       lifecycle.add('control socket', controlSocket.close);
     }
     // A first start builds the songs (seconds) while the API already serves; template requests wait for them.
-    const songs = parts.api ? context.services.templates.seedInBackground(logger) : undefined;
-    if (songs) lifecycle.add('template songs', () => songs);
+    // A stop meanwhile waits for the songs being built only.
+    const stopSeeding = new AbortController();
+    const songs = parts.api ? context.services.templates.seedInBackground(logger, stopSeeding.signal) : undefined;
+    if (songs) {
+      lifecycle.add('template songs', () => {
+        stopSeeding.abort();
+        return songs;
+      });
+    }
     // The API answers at once, whether or not Temporal does yet (GET /health/ready says what is down, and a create
     // that cannot be queued is refused before it is charged); the control worker waits for Temporal meanwhile, however
     // long that takes (a dev server that is started again), rather than exit.
@@ -81,7 +88,7 @@ export async function startService(config: ControlPlaneConfig, logger: Logger, p
       // once Temporal answers when this process runs one).
       const { templates, scheduler } = context.services;
       const previews = Promise.all([songs, worker?.started]).then(() =>
-        templates.schedulePreviews(scheduler).catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start')),
+        stopSeeding.signal.aborted ? 0 : templates.schedulePreviews(scheduler).catch((error: unknown) => logger.warn({ err: error }, 'could not queue template preview renders; they are retried at the next start')),
       );
       previews.catch(() => {});
       lifecycle.add('template previews', () => previews.then(() => undefined, () => undefined));

@@ -33,13 +33,14 @@ export class TemplateService {
    * for it, so nobody sees, or caches for an hour, a partial list. Answers once it is done, successfully or not; a
    * failure is logged, and the next template request tries again.
    */
-  seedInBackground(logger: Logger): Promise<void> {
+  seedInBackground(logger: Logger, stop?: AbortSignal): Promise<void> {
     this.seedAgain = undefined;
-    const seeding = this.seed(logger);
+    const seeding = this.seed(logger, stop);
     this.seeding = seeding;
     return seeding.then(
-      ({ created }) => {
-        if (created > 0) logger.info({ created }, 'template songs ready');
+      ({ created, kept }) => {
+        if (created + kept < templateCatalog.length) logger.info({ created }, 'template songs stopped with the service; the next start builds the rest');
+        else if (created > 0) logger.info({ created }, 'template songs ready');
       },
       (error: unknown) => {
         logger.error({ err: error }, 'could not build the template songs; the next template request tries again');
@@ -95,23 +96,30 @@ export class TemplateService {
    * Makes sure every catalogue template exists with its audio and preview still. Idempotent: a template
    * whose row and objects are already there is left alone, so restarts are cheap.
    */
-  async seed(logger: Logger): Promise<{ created: number; kept: number }> {
+  /**
+   * Builds every catalogue template its database lacks (answers how many it built and how many were there). `stop`
+   * ends it after the songs being built: a service stopping during its first start waits for those only.
+   */
+  async seed(logger: Logger, stop?: AbortSignal): Promise<{ created: number; kept: number }> {
     if (!(await this.objects.exists(SAMPLE_PET_KEY))) {
       await this.objects.put(SAMPLE_PET_KEY, await sharp(Buffer.from(samplePetSvg())).png().toBuffer(), { contentType: 'image/png' });
     }
     // A first start builds every song (ffmpeg, a second each): one lane per core.
     const queue = [...templateCatalog];
     let created = 0;
+    let kept = 0;
     const lane = async () => {
-      for (let definition = queue.shift(); definition; definition = queue.shift()) {
+      for (let definition = queue.shift(); definition && !stop?.aborted; definition = queue.shift()) {
         if (await this.seedOne(definition)) {
           created++;
           logger.info({ templateId: definition.id, song: definition.name }, 'seeded template');
+        } else {
+          kept++;
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), queue.length) }, lane));
-    return { created, kept: templateCatalog.length - created };
+    return { created, kept };
   }
 
   /** Builds one catalogue template unless its row and objects are there already; answers whether it did. */
