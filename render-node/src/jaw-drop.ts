@@ -1,8 +1,8 @@
 import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
-import { interiorColor, type MouthColors } from './mouth-interior.ts';
+import { deepenOpening, interiorColor, type MouthColors } from './mouth-interior.ts';
 import { eyeDistance, eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { smoothstep, type PhotoSampler } from './photo-sampler.ts';
-import { JAW, jawOpening, mouthKindOf, type JawProportions, type MouthKind } from './species-rig.ts';
+import { JAW, jawOpening, mouthKindOf, OPEN_IN_PHOTO, type JawProportions, type MouthKind } from './species-rig.ts';
 
 /** One frame's jaw: how far it drops and the shape of the opening, in output pixels. */
 interface JawMotion {
@@ -16,6 +16,7 @@ interface JawMotion {
   jawEdgeLeft: number;
   jawEdgeRight: number;
   blendEnd: number;
+  fadeStart: number;
   jawEnd: number;
   rim: number;
 }
@@ -47,8 +48,9 @@ export class JawDrop {
   private readonly upright: boolean;
   private readonly halfWidth: number;
   private readonly jaw: number;
-  /** Depths below the mouth line where the lips' shape has become the whole jaw's, and where the pull ends. */
+  /** Depths below the mouth line where the lips' shape has become the whole jaw's, where the pull starts to fade, and where it ends. */
   private readonly blendEnd: number;
+  private readonly fadeStart: number;
   private readonly jawEnd: number;
   private readonly maxDrop: number;
   private readonly upperReach: number;
@@ -96,11 +98,14 @@ export class JawDrop {
     this.jaw = Math.max(along(face.chin, down), shape.minJaw * length);
     this.maxDrop = Math.min(shape.maxDrop * length, shape.maxDropPerJaw * this.jaw);
     this.upperReach = Math.max(2, 0.7 * -along(face.nose, down));
-    this.blendEnd = this.jaw * shape.jawBlend;
+    // A mouth open in the photo: the lower jaw (lower lip, tongue) moves as one piece from just under the opening's
+    // middle, the opening itself stretching or closing; drawn openings blend from the lips' shape over the whole jaw.
+    this.fadeStart = this.jaw * shape.jawBlend;
+    this.blendEnd = this.openInPhoto ? this.jaw * OPEN_IN_PHOTO.band : this.fadeStart;
     this.jawEnd = this.jaw * (shape.jawBlend + shape.jawFade);
     const depths = Math.ceil(this.jawEnd) + 2;
     this.blendAt = Float32Array.from({ length: depths }, (_, v) => smoothstep(0, this.blendEnd, v));
-    this.fadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.blendEnd, this.jawEnd, v));
+    this.fadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.fadeStart, this.jawEnd, v));
 
     // A turned face: the snout's side of the opening shrinks towards the outline (just past the nose), the cheek's side widens a little.
     const { turn, snout } = turnOf(face, right, length);
@@ -131,7 +136,8 @@ export class JawDrop {
     const opening = halfWidth * (1 + shape.spread * open * (1 - round) - shape.pucker * round);
     return {
       drop,
-      lift: shape.lift * drop,
+      // The photo's own upper lip stays where it is (only the lower jaw moves).
+      lift: this.openInPhoto ? 0 : shape.lift * drop,
       openingLeft: opening * sideLeft.opening,
       openingRight: opening * sideRight.opening,
       jawInnerLeft: shape.jawInner * halfWidth * sideLeft.edge,
@@ -139,6 +145,7 @@ export class JawDrop {
       jawEdgeLeft: shape.jawEdge * halfWidth * sideLeft.edge,
       jawEdgeRight: shape.jawEdge * halfWidth * sideRight.edge,
       blendEnd: this.blendEnd,
+      fadeStart: this.fadeStart,
       jawEnd: this.jawEnd,
       rim: Math.max(1.5, 0.12 * halfWidth),
     };
@@ -156,13 +163,21 @@ export class JawDrop {
     const { profile } = this;
     profile.across = across;
     profile.unit = 1 / opening;
-    profile.e = this.openInPhoto || across >= 1 ? 0 : this.shape.lipShare * Math.pow(1 - across * across, 0.8);
+    profile.e = across >= 1 ? 0 : this.shape.lipShare * Math.pow(1 - across * across, 0.8);
     profile.j = 1 - smoothstep(left ? m.jawInnerLeft : m.jawInnerRight, left ? m.jawEdgeLeft : m.jawEdgeRight, Math.abs(u));
+  }
+
+  /**
+   * Where the lower face's part of a column starts: half-way across a gap; on a mouth open in the photo that closes
+   * (the lower lip above the mouth line), at the lower lip, which covers the opening it rises over.
+   */
+  private static lowerFrom(topLip: number, bottomLip: number): number {
+    return Math.min(bottomLip, (topLip + bottomLip) / 2);
   }
 
   /** How far the lower face moves at depth v below the mouth line, in a column with lip profile e and jaw profile j. */
   private static lowerShift(m: JawMotion, e: number, j: number, v: number): number {
-    return m.drop * (e + (j - e) * smoothstep(0, m.blendEnd, v)) * (1 - smoothstep(m.blendEnd, m.jawEnd, v));
+    return m.drop * (e + (j - e) * smoothstep(0, m.blendEnd, v)) * (1 - smoothstep(m.fadeStart, m.jawEnd, v));
   }
 
   /** The upper lip's depth in the photo that lands at v (above the mouth line): its lift fades with a slope well under 1, so fixed-point iteration converges. */
@@ -211,7 +226,7 @@ export class JawDrop {
         const e = lip[i]!;
         const bottomLip = m.drop * e;
         const topLip = -m.lift * e;
-        const lower = v >= (topLip + bottomLip) / 2;
+        const lower = v >= JawDrop.lowerFrom(topLip, bottomLip);
         let s: number;
         if (lower) {
           const target = v > bottomLip ? v : bottomLip;
@@ -259,7 +274,7 @@ export class JawDrop {
         if (e === 0 && j === 0) continue;
         const bottomLip = m.drop * e;
         const topLip = -m.lift * e;
-        const lower = v >= (topLip + bottomLip) / 2;
+        const lower = v >= JawDrop.lowerFrom(topLip, bottomLip);
         let s: number;
         if (lower) {
           // s + shift(s) rises with s (the skin beside the mouth may stretch steeply), so bisect, then interpolate.
@@ -293,7 +308,7 @@ export class JawDrop {
     const gap = bottomLip - topLip;
     const outside = lower ? v - bottomLip : topLip - v;
     let gain = 1;
-    if (e > 0 && outside >= 0 && outside < m.rim) gain = 1 - (lower ? 0.5 : 0.35) * e * Math.min(1, gap / 6) * (1 - outside / m.rim);
+    if (e > 0 && !this.openInPhoto && outside >= 0 && outside < m.rim) gain = 1 - (lower ? 0.5 : 0.35) * e * Math.min(1, gap / 6) * (1 - outside / m.rim);
     // Antialiased over about a pixel and a half, so the lips' edge is soft like the photo's.
     const coverage = e > 0 && gap > 0.3 ? Math.min(1, Math.max(0, (Math.min(v - topLip, bottomLip - v) + 0.75) / 1.5)) : 0;
     if (Math.abs(s - v) < 0.01 && gain === 1 && coverage === 0) return;
@@ -301,6 +316,10 @@ export class JawDrop {
     if (vertical) this.sampler.sampleColumn(sx, sy, deformed, o, gain);
     else this.sampler.sample(sx, sy, deformed, o, gain);
     if (coverage === 0) return;
+    if (this.openInPhoto) {
+      deepenOpening(deformed, o, this.colors, across, (v - topLip) / gap, gap, coverage);
+      return;
+    }
     interiorColor(this.kind, this.colors, across, Math.min(1, Math.max(0, (v - topLip) / gap)), gap, unit, color);
     deformed[o] = deformed[o]! + (color[0]! - deformed[o]!) * coverage + 0.5;
     deformed[o + 1] = deformed[o + 1]! + (color[1]! - deformed[o + 1]!) * coverage + 0.5;
