@@ -85,10 +85,12 @@ export class JawDrop {
     this.openInPhoto = Boolean(face.mouthOpen);
     const { shape } = this;
     this.upright = axes.upright;
-    // The opening never sits on the nose: a mouth point found at the nose's tip (a rodent in profile) moves down the face.
+    // The opening never sits on the nose: a mouth point found at the nose's tip (a rodent in profile) moves down the face;
+    // nor further below it than the kind's mouths are (a pug's mouth found on its chin moves up).
     const noseAbove = (face.mouth[0] - face.nose[0]) * down[0] + (face.mouth[1] - face.nose[1]) * down[1];
     const lower = shape.belowNose > 0 ? Math.max(0, shape.belowNose * length - noseAbove) : 0;
-    this.mouth = [face.mouth[0] + lower * down[0], face.mouth[1] + lower * down[1]];
+    const moved = lower - Math.max(0, noseAbove - shape.mostBelowNose * length);
+    this.mouth = [face.mouth[0] + moved * down[0], face.mouth[1] + moved * down[1]];
     const mouth = this.mouth;
     const along = (p: Point, axis: Point) => (p[0] - mouth[0]) * axis[0] + (p[1] - mouth[1]) * axis[1];
     const { share, min, max } = shape.halfWidth;

@@ -48,6 +48,12 @@ export interface JawProportions {
   halfWidth: { share: number; min: number; max: number };
   /** The opening sits at least this far below the nose (down the face, in L): a mouth point found on the nose moves down. */
   belowNose: number;
+  /**
+   * And at most this far (in L): a mouth point found further down (on the lower lip's underside or the chin, as on a
+   * pug) moves up to there. The 95th percentile of the kind's annotated training faces (../shared/petfaces, held-out
+   * photos left out): dogs 0.55 (cats 0.32), rabbits, hamsters and guinea pigs 0.27-0.36.
+   */
+  mostBelowNose: number;
 }
 
 /** A beak seen from the front or above drops its lower mandible like a jaw (the hinge's turn, foreshortened): `beak` here. */
@@ -66,6 +72,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     pucker: 0.35,
     halfWidth: { share: 0.33, min: 0.2, max: 0.35 },
     belowNose: 0,
+    mostBelowNose: 0.55,
   },
   // A small mouth below the nose: the lower lip and chin drop, the split upper lip and the nose lift over
   // the incisors (a rabbit sings with its nose); the whisker pads follow.
@@ -83,6 +90,7 @@ export const JAW: Record<MouthKind, JawProportions> = {
     pucker: 0.15,
     halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
     belowNose: 0.14,
+    mostBelowNose: 0.36,
   },
   // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
   beak: {
@@ -99,6 +107,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     pucker: 0,
     halfWidth: { share: 0.26, min: 0.18, max: 0.26 },
     belowNose: 0,
+    // A bird's "nose" is its beak tip: no bound.
+    mostBelowNose: Infinity,
   },
 };
 
