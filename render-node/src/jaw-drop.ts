@@ -27,6 +27,9 @@ interface JawMotion {
  */
 const PROFILE_NOSE_OFFSET = 0.55;
 
+/** A rodent's whisker pads reach their lift over this share of the upper lift's reach above the mouth line. */
+const PAD_RISE = 0.35;
+
 /** How far a face is turned (0 frontal … 1 profile) and to which side its snout points (-1 left, +1 right along `right`). */
 export function turnOf(face: Pick<PetFace, 'eyes' | 'nose'>, right: Point, length: number): { turn: number; snout: number } {
   const eyeMid = eyeMidpoint(face);
@@ -99,7 +102,7 @@ export class JawDrop {
       : Math.min(max * length, Math.max(min * length, share * eyeDistance(face)));
     this.jaw = Math.max(along(face.chin, down), shape.minJaw * length);
     this.maxDrop = Math.min(shape.maxDrop * length, shape.maxDropPerJaw * this.jaw);
-    this.upperReach = Math.max(2, 0.7 * -along(face.nose, down));
+    this.upperReach = Math.max(2, shape.noseReach * -along(face.nose, down));
     // A mouth open in the photo: the lower jaw (lower lip, tongue) moves as one piece from just under the opening's
     // middle, the opening itself stretching or closing; drawn openings blend from the lips' shape over the whole jaw.
     this.fadeStart = this.jaw * shape.jawBlend;
@@ -182,12 +185,32 @@ export class JawDrop {
     return m.drop * (e + (j - e) * smoothstep(0, m.blendEnd, v)) * (1 - smoothstep(m.fadeStart, m.jawEnd, v));
   }
 
-  /** The upper lip's depth in the photo that lands at v (above the mouth line): its lift fades with a slope well under 1, so fixed-point iteration converges. */
-  private upperSource(m: JawMotion, e: number, v: number, topLip: number): number {
+  /**
+   * The upper lip's depth in the photo that lands at v (above the mouth line), in a column with lip profile e and jaw
+   * profile j. Over the opening the lip lifts by the lift × e, fading up the face; a rodent's whisker pads beside it
+   * lift too (`padLift` of the lift where the jaw moves, rising from nothing at the mouth line, so the lip line does not
+   * tear). Without pads the lift's slope is well under 1 and fixed-point iteration converges; with them, bisection.
+   */
+  private upperSource(m: JawMotion, e: number, j: number, v: number, topLip: number): number {
     const target = Math.min(v, topLip);
-    let s = Math.min(0, target - topLip);
-    for (let i = 0; i < 5; i++) s = Math.min(0, target + m.lift * e * (1 - smoothstep(0, this.upperReach, -s)));
-    return s;
+    const pad = Math.max(0, this.shape.padLift * j - e);
+    if (pad === 0) {
+      let s = Math.min(0, target - topLip);
+      for (let i = 0; i < 5; i++) s = Math.min(0, target + m.lift * e * (1 - smoothstep(0, this.upperReach, -s)));
+      return s;
+    }
+    const lifted = (s: number) => s - m.lift * (e + pad * smoothstep(0, PAD_RISE * this.upperReach, -s)) * (1 - smoothstep(0, this.upperReach, -s)) - target;
+    let low = target;
+    let high = Math.min(0, target + m.lift * (e + pad));
+    let lowError = lifted(low);
+    let highError = lifted(high);
+    for (let i = 0; i < 6 && highError - lowError > 0.05; i++) {
+      const middle = (low + high) / 2;
+      const error = lifted(middle);
+      if (error > 0) [high, highError] = [middle, error];
+      else [low, lowError] = [middle, error];
+    }
+    return highError - lowError > 1e-6 ? Math.min(0, low - (lowError * (high - low)) / (highError - lowError)) : low;
   }
 
   /**
@@ -244,7 +267,7 @@ export class JawDrop {
           const span = landNext[i]! - landK[i]!;
           s = k + (target - landK[i]!) / (span > 1e-6 ? span : 1e-6);
         } else {
-          s = this.upperSource(m, e, v, topLip);
+          s = this.upperSource(m, e, jawProfile[i]!, v, topLip);
         }
         const x = left + i;
         // Rows near the lips get the full treatment (rim, opening); the rest only move.
@@ -293,7 +316,7 @@ export class JawDrop {
           }
           s = highError - lowError > 1e-6 ? low - (lowError * (high - low)) / (highError - lowError) : low;
         } else {
-          s = this.upperSource(m, e, v, topLip);
+          s = this.upperSource(m, e, j, v, topLip);
         }
         this.paintJaw(m, (y * width + x) * 3, across, profile.unit, e, v, s, lower, mouth[0] + u * right[0] + s * down[0], mouth[1] + u * right[1] + s * down[1], false);
       }

@@ -36,8 +36,11 @@ export interface JawProportions {
   jawFade: number;
   /** How far the lips part, as a share of the jaw's drop: under 1, the chin moves more than the opening grows. */
   lipShare: number;
-  /** Upper lip lift as a share of the drop. */
+  /** Upper lip lift as a share of the drop, fading out over `noseReach` mouth-to-nose distances above the mouth. */
   lift: number;
+  noseReach: number;
+  /** Share of the lift the whisker pads beside the opening take, where the jaw moves (a rodent's: its muzzle lifts whole). */
+  padLift: number;
   /** The jaw moves as a whole out to `jawInner` half-widths, then fades by `jawEdge` (cheeks stay). */
   jawInner: number;
   jawEdge: number;
@@ -66,6 +69,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.6,
     lipShare: 1,
     lift: 0.15,
+    noseReach: 0.7,
+    padLift: 0,
     jawInner: 0.8,
     jawEdge: 2.6,
     spread: 0.15,
@@ -84,6 +89,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.2,
     lipShare: 0.9,
     lift: 0.45,
+    noseReach: 1.5,
+    padLift: 0.6,
     jawInner: 1.4,
     jawEdge: 3,
     spread: 0.05,
@@ -101,6 +108,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.4,
     lipShare: 1,
     lift: 0.12,
+    noseReach: 0.7,
+    padLift: 0,
     jawInner: 1,
     jawEdge: 1.8,
     spread: 0,
