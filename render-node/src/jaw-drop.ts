@@ -27,6 +27,12 @@ interface JawMotion {
  */
 const PROFILE_NOSE_OFFSET = 0.55;
 
+/**
+ * One side of the mouth: scales of its opening and its pull, and how far its lips' profile has turned from an
+ * ellipse's to a wedge's (0-1: straight to the corner, a jaw hinged there, as a rodent's side shows in profile).
+ */
+type Side = { opening: number; edge: number; wedge: number };
+
 /** A rodent's whisker pads reach their lift over this share of the upper lift's reach above the mouth line. */
 const PAD_RISE = 0.35;
 
@@ -61,8 +67,8 @@ export class JawDrop {
   private readonly blendAt: Float32Array;
   private readonly fadeAt: Float32Array;
   /** Scale of each side's opening and pull (a turned face narrows the snout's side). */
-  private readonly sideLeft: { opening: number; edge: number };
-  private readonly sideRight: { opening: number; edge: number };
+  private readonly sideLeft: Side;
+  private readonly sideRight: Side;
   private readonly color = new Float64Array(3);
   /** Scratch for profiles() (no allocation per pixel). */
   private readonly profile = { across: 0, unit: 0, e: 0, j: 0 };
@@ -118,8 +124,9 @@ export class JawDrop {
     const snoutSide = {
       opening: Math.min(1 - 0.7 * turn, (0.6 * outline) / this.halfWidth),
       edge: Math.min(1 - 0.6 * turn, outline / (shape.jawEdge * this.halfWidth)),
+      wedge: 0,
     };
-    const cheekSide = { opening: 1 + 0.25 * turn, edge: 1 };
+    const cheekSide = { opening: 1 + (shape.sideReach - 1) * turn, edge: 1, wedge: shape.sideWedge * turn };
     this.sideLeft = snout < 0 ? snoutSide : cheekSide;
     this.sideRight = snout < 0 ? cheekSide : snoutSide;
 
@@ -168,7 +175,8 @@ export class JawDrop {
     const { profile } = this;
     profile.across = across;
     profile.unit = 1 / opening;
-    profile.e = across >= 1 ? 0 : this.shape.lipShare * Math.pow(1 - across * across, 0.8);
+    const wedge = (left ? this.sideLeft : this.sideRight).wedge;
+    profile.e = across >= 1 ? 0 : this.shape.lipShare * ((1 - wedge) * Math.pow(1 - across * across, 0.8) + wedge * (1 - across));
     profile.j = 1 - smoothstep(left ? m.jawInnerLeft : m.jawInnerRight, left ? m.jawEdgeLeft : m.jawEdgeRight, Math.abs(u));
   }
 

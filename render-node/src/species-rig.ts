@@ -47,6 +47,12 @@ export interface JawProportions {
   /** Corners: open vowels spread the mouth, rounded ones draw it in. */
   spread: number;
   pucker: number;
+  /**
+   * A turned face's cheek side: its opening reaches `sideReach` half-widths in profile, and its lips' profile turns
+   * by `sideWedge` (in profile) from an ellipse's to a wedge narrowing straight to the corner.
+   */
+  sideReach: number;
+  sideWedge: number;
   /** The mouth's half width without corners found: `share` of the eye distance, within [min, max] of L. */
   halfWidth: { share: number; min: number; max: number };
   /** The opening sits at least this far below the nose (down the face, in L): a mouth point found on the nose moves down. */
@@ -75,6 +81,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 2.6,
     spread: 0.15,
     pucker: 0.35,
+    sideReach: 1.25,
+    sideWedge: 0,
     halfWidth: { share: 0.33, min: 0.2, max: 0.35 },
     belowNose: 0,
     mostBelowNose: 0.55,
@@ -95,6 +103,9 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 3,
     spread: 0.05,
     pucker: 0.15,
+    // In profile a rodent's mouth opens along its visible side, widest at the front, hinged at the corner.
+    sideReach: 2.2,
+    sideWedge: 1,
     halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
     belowNose: 0.14,
     mostBelowNose: 0.36,
@@ -114,6 +125,8 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawEdge: 1.8,
     spread: 0,
     pucker: 0,
+    sideReach: 1.25,
+    sideWedge: 0,
     halfWidth: { share: 0.26, min: 0.18, max: 0.26 },
     belowNose: 0,
     // A bird's "nose" is its beak tip: no bound.
