@@ -22,8 +22,9 @@ const MIN_R = 0.6;
 const MIN_OPENING = 22;
 /**
  * What is left of issue 36 (render-node/README.md, "Openings on a phone"): the pets whose opening does not yet reach
- * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. bird-03: the hen's
- * lower mandible drops at the found mouth, near the tip, away from the annotated gape.
+ * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. bird-03 (9.8): the model finds
+ * the hen's beak tip low and its mouth point towards the tip, so the gape its beak turns about lies up in the red face,
+ * 0.4 face lengths from the real one, and the gap shows only near the tip.
  */
 const STILL_SHORT: Record<string, number> = { 'bird-03.jpg': 8 };
 
@@ -71,7 +72,7 @@ describe('every pet of shared/pets on a phone (9:16), from the model alone', () 
     }
   });
 
-  it('opens with the voice: the mouth window follows it (r ≥ 0.6) and opens visibly at the loudest frames (≥ 22 grey levels on 9 of 15)', () => {
+  it('opens with the voice: the mouth window follows it (r ≥ 0.6) and opens visibly at the loudest frames (≥ 22 grey levels on 14 of 15)', () => {
     for (const [file, { opening }] of rendered) {
       expect(opening.mouthVersusVoice, `${file} r\n${table()}`).toBeGreaterThanOrEqual(MIN_R);
       expect(opening.loudOpening, `${file} opening\n${table()}`).toBeGreaterThanOrEqual(STILL_SHORT[file] ?? MIN_OPENING);
