@@ -33,6 +33,9 @@ const PROFILE_NOSE_OFFSET = 0.55;
  */
 type Side = { opening: number; edge: number; wedge: number };
 
+/** The steepest the jaw's pull may fall off below the chin (its slope; 1 folds the fur). */
+const NO_FOLD = 0.8;
+
 /** A rodent's whisker pads reach their lift over this share of the upper lift's reach above the mouth line. */
 const PAD_RISE = 0.35;
 
@@ -113,7 +116,9 @@ export class JawDrop {
     // middle, the opening itself stretching or closing; drawn openings blend from the lips' shape over the whole jaw.
     this.fadeStart = this.jaw * shape.jawBlend;
     this.blendEnd = this.openInPhoto ? this.jaw * OPEN_IN_PHOTO.band : this.fadeStart;
-    this.jawEnd = this.jaw * (shape.jawBlend + shape.jawFade);
+    // The pull fades over jawFade jaws, or longer for a deep drop on a short jaw: a smoothstep's steepest slope
+    // (1.5 × drop / fade) stays under NO_FOLD, so the fur below is squeezed, never folded over itself in a hard edge.
+    this.jawEnd = this.fadeStart + Math.max(this.jaw * shape.jawFade, (1.5 * this.maxDrop) / NO_FOLD);
     const depths = Math.ceil(this.jawEnd) + 2;
     this.blendAt = Float32Array.from({ length: depths }, (_, v) => smoothstep(0, this.blendEnd, v));
     this.fadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.fadeStart, this.jawEnd, v));

@@ -149,13 +149,13 @@ export const BEAK = {
 } as const;
 
 /**
- * How a photo's own open mouth moves: in silence it closes by `rest` of the jaw's range, and full voice opens it by
- * the whole range past the photo's own opening (so it moves as far as a closed mouth opens, and a little more). The
- * lower jaw and tongue move as one piece below a band of `band` jaw lengths under the opening's middle (the opening
- * stretches or closes there); `rest` × 1.2 (the jaw's largest range in jaws) × 1.5 (a smoothstep's steepest slope)
- * stays under `band`, so closing never folds the fur.
+ * How a photo's own open mouth moves: in silence its lower lip rises over the opening by `rest` of the jaw's range,
+ * and full voice opens it by the whole range past the photo's own opening (so it moves as far as a closed mouth
+ * opens, and a little more). The lower jaw and tongue move as one piece below a band of `band` jaw lengths under the
+ * opening's middle; `rest` × 1.2 (the jaw's largest range in jaws) × 1.5 (a smoothstep's steepest slope) stays under
+ * `band`, so closing never folds the fur beside the corners.
  */
-export const OPEN_IN_PHOTO = { rest: 0.3, band: 0.6 } as const;
+export const OPEN_IN_PHOTO = { rest: 0.5, band: 0.95 } as const;
 
 /** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly; never above 1. */
 export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open * (1 + OPEN_IN_PHOTO.rest) - OPEN_IN_PHOTO.rest : open);
