@@ -1,5 +1,5 @@
 import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
-import { deepenOpening, interiorColor, type MouthColors } from './mouth-interior.ts';
+import { interiorColor, type MouthColors } from './mouth-interior.ts';
 import { eyeDistance, eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { smoothstep, type PhotoSampler } from './photo-sampler.ts';
 import { JAW, jawOpening, mouthKindOf, OPEN_IN_PHOTO, type JawProportions, type MouthKind } from './species-rig.ts';
@@ -354,10 +354,8 @@ export class JawDrop {
     if (vertical) this.sampler.sampleColumn(sx, sy, deformed, o, gain);
     else this.sampler.sample(sx, sy, deformed, o, gain);
     if (coverage === 0) return;
-    if (this.openInPhoto) {
-      deepenOpening(deformed, o, this.colors, across, (v - topLip) / gap, gap, coverage);
-      return;
-    }
+    // A mouth open in the photo shows its own interior, stretched from the opening's middle line: nothing is drawn.
+    if (this.openInPhoto) return;
     interiorColor(this.kind, this.colors, across, Math.min(1, Math.max(0, (v - topLip) / gap)), gap, unit, color);
     deformed[o] = deformed[o]! + (color[0]! - deformed[o]!) * coverage + 0.5;
     deformed[o + 1] = deformed[o + 1]! + (color[1]! - deformed[o + 1]!) * coverage + 0.5;

@@ -93,18 +93,6 @@ export function interiorColor(kind: MouthKind, colors: MouthColors, across: numb
   }
 }
 
-/**
- * A mouth open in the photo that opens further: the gap is its own interior stretched from the opening's middle line,
- * drawn towards the throat's colour by up to `DEEPEN.share` half-way between the parted edges (a deeper mouth is
- * darker inside), fully from a gap of `DEEPEN.fullGap` pixels, less towards the corners. `t` 0 at the upper edge, 1 at the lower.
- */
-const DEEPEN = { share: 0.6, fullGap: 6 } as const;
-
-export function deepenOpening(pixels: Buffer, o: number, colors: MouthColors, across: number, t: number, gap: number, coverage: number): void {
-  const a = coverage * DEEPEN.share * Math.sin(Math.PI * Math.min(1, Math.max(0, t))) * Math.min(1, gap / DEEPEN.fullGap) * (1 - across * across);
-  for (let c = 0; c < 3; c++) pixels[o + c] = pixels[o + c]! + (colors.throatEdge[c]! * 0.6 - pixels[o + c]!) * a + 0.5;
-}
-
 /** `into` moved `a` of the way towards `color` × `shade`. */
 function mix(into: Float64Array, color: readonly number[], a: number, shade: number): void {
   for (let c = 0; c < 3; c++) into[c] = into[c]! + (color[c]! * shade - into[c]!) * a;
