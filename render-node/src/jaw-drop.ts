@@ -2,7 +2,7 @@ import { boundsOf, type FaceAxes, type Rect } from './face-frame.ts';
 import { interiorColor, type MouthColors } from './mouth-interior.ts';
 import { eyeDistance, eyeMidpoint, type PetFace, type Point } from './pet-face.ts';
 import { smoothstep, type PhotoSampler } from './photo-sampler.ts';
-import { JAW, jawOpening, mouthKindOf, type JawProportions, type MouthKind } from './species-rig.ts';
+import { JAW, jawOpening, mouthKindOf, OPEN_IN_PHOTO, type JawProportions, type MouthKind } from './species-rig.ts';
 
 /** One frame's jaw: how far it drops and the shape of the opening, in output pixels. */
 interface JawMotion {
@@ -16,6 +16,7 @@ interface JawMotion {
   jawEdgeLeft: number;
   jawEdgeRight: number;
   blendEnd: number;
+  fadeStart: number;
   jawEnd: number;
   rim: number;
 }
@@ -25,6 +26,18 @@ interface JawMotion {
  * the face, in face lengths, at which a face counts as fully in profile.
  */
 const PROFILE_NOSE_OFFSET = 0.55;
+
+/**
+ * One side of the mouth: scales of its opening and its pull, and how far its lips' profile has turned from an
+ * ellipse's to a wedge's (0-1: straight to the corner, a jaw hinged there, as a rodent's side shows in profile).
+ */
+type Side = { opening: number; edge: number; wedge: number };
+
+/** The steepest the jaw's pull may fall off below the chin (its slope; 1 folds the fur). */
+const NO_FOLD = 0.8;
+
+/** A rodent's whisker pads reach their lift over this share of the upper lift's reach above the mouth line. */
+const PAD_RISE = 0.35;
 
 /** How far a face is turned (0 frontal … 1 profile) and to which side its snout points (-1 left, +1 right along `right`). */
 export function turnOf(face: Pick<PetFace, 'eyes' | 'nose'>, right: Point, length: number): { turn: number; snout: number } {
@@ -47,8 +60,9 @@ export class JawDrop {
   private readonly upright: boolean;
   private readonly halfWidth: number;
   private readonly jaw: number;
-  /** Depths below the mouth line where the lips' shape has become the whole jaw's, and where the pull ends. */
+  /** Depths below the mouth line where the lips' shape has become the whole jaw's, where the pull starts to fade, and where it ends. */
   private readonly blendEnd: number;
+  private readonly fadeStart: number;
   private readonly jawEnd: number;
   private readonly maxDrop: number;
   private readonly upperReach: number;
@@ -56,8 +70,8 @@ export class JawDrop {
   private readonly blendAt: Float32Array;
   private readonly fadeAt: Float32Array;
   /** Scale of each side's opening and pull (a turned face narrows the snout's side). */
-  private readonly sideLeft: { opening: number; edge: number };
-  private readonly sideRight: { opening: number; edge: number };
+  private readonly sideLeft: Side;
+  private readonly sideRight: Side;
   private readonly color = new Float64Array(3);
   /** Scratch for profiles() (no allocation per pixel). */
   private readonly profile = { across: 0, unit: 0, e: 0, j: 0 };
@@ -83,10 +97,12 @@ export class JawDrop {
     this.openInPhoto = Boolean(face.mouthOpen);
     const { shape } = this;
     this.upright = axes.upright;
-    // The opening never sits on the nose: a mouth point found at the nose's tip (a rodent in profile) moves down the face.
+    // The opening never sits on the nose: a mouth point found at the nose's tip (a rodent in profile) moves down the face;
+    // nor further below it than the kind's mouths are (a pug's mouth found on its chin moves up).
     const noseAbove = (face.mouth[0] - face.nose[0]) * down[0] + (face.mouth[1] - face.nose[1]) * down[1];
     const lower = shape.belowNose > 0 ? Math.max(0, shape.belowNose * length - noseAbove) : 0;
-    this.mouth = [face.mouth[0] + lower * down[0], face.mouth[1] + lower * down[1]];
+    const moved = lower - Math.max(0, noseAbove - shape.mostBelowNose * length);
+    this.mouth = [face.mouth[0] + moved * down[0], face.mouth[1] + moved * down[1]];
     const mouth = this.mouth;
     const along = (p: Point, axis: Point) => (p[0] - mouth[0]) * axis[0] + (p[1] - mouth[1]) * axis[1];
     const { share, min, max } = shape.halfWidth;
@@ -95,12 +111,17 @@ export class JawDrop {
       : Math.min(max * length, Math.max(min * length, share * eyeDistance(face)));
     this.jaw = Math.max(along(face.chin, down), shape.minJaw * length);
     this.maxDrop = Math.min(shape.maxDrop * length, shape.maxDropPerJaw * this.jaw);
-    this.upperReach = Math.max(2, 0.7 * -along(face.nose, down));
-    this.blendEnd = this.jaw * shape.jawBlend;
-    this.jawEnd = this.jaw * (shape.jawBlend + shape.jawFade);
+    this.upperReach = Math.max(2, shape.noseReach * -along(face.nose, down));
+    // A mouth open in the photo: the lower jaw (lower lip, tongue) moves as one piece from just under the opening's
+    // middle, the opening itself stretching or closing; drawn openings blend from the lips' shape over the whole jaw.
+    this.fadeStart = this.jaw * shape.jawBlend;
+    this.blendEnd = this.openInPhoto ? this.jaw * OPEN_IN_PHOTO.band : this.fadeStart;
+    // The pull fades over jawFade jaws, or longer for a deep drop on a short jaw: a smoothstep's steepest slope
+    // (1.5 × drop / fade) stays under NO_FOLD, so the fur below is squeezed, never folded over itself in a hard edge.
+    this.jawEnd = this.fadeStart + Math.max(this.jaw * shape.jawFade, (1.5 * this.maxDrop) / NO_FOLD);
     const depths = Math.ceil(this.jawEnd) + 2;
     this.blendAt = Float32Array.from({ length: depths }, (_, v) => smoothstep(0, this.blendEnd, v));
-    this.fadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.blendEnd, this.jawEnd, v));
+    this.fadeAt = Float32Array.from({ length: depths }, (_, v) => 1 - smoothstep(this.fadeStart, this.jawEnd, v));
 
     // A turned face: the snout's side of the opening shrinks towards the outline (just past the nose), the cheek's side widens a little.
     const { turn, snout } = turnOf(face, right, length);
@@ -108,8 +129,9 @@ export class JawDrop {
     const snoutSide = {
       opening: Math.min(1 - 0.7 * turn, (0.6 * outline) / this.halfWidth),
       edge: Math.min(1 - 0.6 * turn, outline / (shape.jawEdge * this.halfWidth)),
+      wedge: 0,
     };
-    const cheekSide = { opening: 1 + 0.25 * turn, edge: 1 };
+    const cheekSide = { opening: 1 + (shape.sideReach - 1) * turn, edge: 1, wedge: shape.sideWedge * turn };
     this.sideLeft = snout < 0 ? snoutSide : cheekSide;
     this.sideRight = snout < 0 ? cheekSide : snoutSide;
 
@@ -131,7 +153,8 @@ export class JawDrop {
     const opening = halfWidth * (1 + shape.spread * open * (1 - round) - shape.pucker * round);
     return {
       drop,
-      lift: shape.lift * drop,
+      // The photo's own upper lip stays where it is (only the lower jaw moves).
+      lift: this.openInPhoto ? 0 : shape.lift * drop,
       openingLeft: opening * sideLeft.opening,
       openingRight: opening * sideRight.opening,
       jawInnerLeft: shape.jawInner * halfWidth * sideLeft.edge,
@@ -139,6 +162,7 @@ export class JawDrop {
       jawEdgeLeft: shape.jawEdge * halfWidth * sideLeft.edge,
       jawEdgeRight: shape.jawEdge * halfWidth * sideRight.edge,
       blendEnd: this.blendEnd,
+      fadeStart: this.fadeStart,
       jawEnd: this.jawEnd,
       rim: Math.max(1.5, 0.12 * halfWidth),
     };
@@ -156,21 +180,50 @@ export class JawDrop {
     const { profile } = this;
     profile.across = across;
     profile.unit = 1 / opening;
-    profile.e = this.openInPhoto || across >= 1 ? 0 : this.shape.lipShare * Math.pow(1 - across * across, 0.8);
+    const wedge = (left ? this.sideLeft : this.sideRight).wedge;
+    profile.e = across >= 1 ? 0 : this.shape.lipShare * ((1 - wedge) * Math.pow(1 - across * across, 0.8) + wedge * (1 - across));
     profile.j = 1 - smoothstep(left ? m.jawInnerLeft : m.jawInnerRight, left ? m.jawEdgeLeft : m.jawEdgeRight, Math.abs(u));
+  }
+
+  /**
+   * Where the lower face's part of a column starts: half-way across a gap; on a mouth open in the photo that closes
+   * (the lower lip above the mouth line), at the lower lip, which covers the opening it rises over.
+   */
+  private static lowerFrom(topLip: number, bottomLip: number): number {
+    return Math.min(bottomLip, (topLip + bottomLip) / 2);
   }
 
   /** How far the lower face moves at depth v below the mouth line, in a column with lip profile e and jaw profile j. */
   private static lowerShift(m: JawMotion, e: number, j: number, v: number): number {
-    return m.drop * (e + (j - e) * smoothstep(0, m.blendEnd, v)) * (1 - smoothstep(m.blendEnd, m.jawEnd, v));
+    return m.drop * (e + (j - e) * smoothstep(0, m.blendEnd, v)) * (1 - smoothstep(m.fadeStart, m.jawEnd, v));
   }
 
-  /** The upper lip's depth in the photo that lands at v (above the mouth line): its lift fades with a slope well under 1, so fixed-point iteration converges. */
-  private upperSource(m: JawMotion, e: number, v: number, topLip: number): number {
+  /**
+   * The upper lip's depth in the photo that lands at v (above the mouth line), in a column with lip profile e and jaw
+   * profile j. Over the opening the lip lifts by the lift × e, fading up the face; a rodent's whisker pads beside it
+   * lift too (`padLift` of the lift where the jaw moves, rising from nothing at the mouth line, so the lip line does not
+   * tear). Without pads the lift's slope is well under 1 and fixed-point iteration converges; with them, bisection.
+   */
+  private upperSource(m: JawMotion, e: number, j: number, v: number, topLip: number): number {
     const target = Math.min(v, topLip);
-    let s = Math.min(0, target - topLip);
-    for (let i = 0; i < 5; i++) s = Math.min(0, target + m.lift * e * (1 - smoothstep(0, this.upperReach, -s)));
-    return s;
+    const pad = Math.max(0, this.shape.padLift * j - e);
+    if (pad === 0) {
+      let s = Math.min(0, target - topLip);
+      for (let i = 0; i < 5; i++) s = Math.min(0, target + m.lift * e * (1 - smoothstep(0, this.upperReach, -s)));
+      return s;
+    }
+    const lifted = (s: number) => s - m.lift * (e + pad * smoothstep(0, PAD_RISE * this.upperReach, -s)) * (1 - smoothstep(0, this.upperReach, -s)) - target;
+    let low = target;
+    let high = Math.min(0, target + m.lift * (e + pad));
+    let lowError = lifted(low);
+    let highError = lifted(high);
+    for (let i = 0; i < 6 && highError - lowError > 0.05; i++) {
+      const middle = (low + high) / 2;
+      const error = lifted(middle);
+      if (error > 0) [high, highError] = [middle, error];
+      else [low, lowError] = [middle, error];
+    }
+    return highError - lowError > 1e-6 ? Math.min(0, low - (lowError * (high - low)) / (highError - lowError)) : low;
   }
 
   /**
@@ -211,7 +264,7 @@ export class JawDrop {
         const e = lip[i]!;
         const bottomLip = m.drop * e;
         const topLip = -m.lift * e;
-        const lower = v >= (topLip + bottomLip) / 2;
+        const lower = v >= JawDrop.lowerFrom(topLip, bottomLip);
         let s: number;
         if (lower) {
           const target = v > bottomLip ? v : bottomLip;
@@ -227,7 +280,7 @@ export class JawDrop {
           const span = landNext[i]! - landK[i]!;
           s = k + (target - landK[i]!) / (span > 1e-6 ? span : 1e-6);
         } else {
-          s = this.upperSource(m, e, v, topLip);
+          s = this.upperSource(m, e, jawProfile[i]!, v, topLip);
         }
         const x = left + i;
         // Rows near the lips get the full treatment (rim, opening); the rest only move.
@@ -259,7 +312,7 @@ export class JawDrop {
         if (e === 0 && j === 0) continue;
         const bottomLip = m.drop * e;
         const topLip = -m.lift * e;
-        const lower = v >= (topLip + bottomLip) / 2;
+        const lower = v >= JawDrop.lowerFrom(topLip, bottomLip);
         let s: number;
         if (lower) {
           // s + shift(s) rises with s (the skin beside the mouth may stretch steeply), so bisect, then interpolate.
@@ -276,7 +329,7 @@ export class JawDrop {
           }
           s = highError - lowError > 1e-6 ? low - (lowError * (high - low)) / (highError - lowError) : low;
         } else {
-          s = this.upperSource(m, e, v, topLip);
+          s = this.upperSource(m, e, j, v, topLip);
         }
         this.paintJaw(m, (y * width + x) * 3, across, profile.unit, e, v, s, lower, mouth[0] + u * right[0] + s * down[0], mouth[1] + u * right[1] + s * down[1], false);
       }
@@ -293,7 +346,7 @@ export class JawDrop {
     const gap = bottomLip - topLip;
     const outside = lower ? v - bottomLip : topLip - v;
     let gain = 1;
-    if (e > 0 && outside >= 0 && outside < m.rim) gain = 1 - (lower ? 0.5 : 0.35) * e * Math.min(1, gap / 6) * (1 - outside / m.rim);
+    if (e > 0 && !this.openInPhoto && outside >= 0 && outside < m.rim) gain = 1 - (lower ? 0.5 : 0.35) * e * Math.min(1, gap / 6) * (1 - outside / m.rim);
     // Antialiased over about a pixel and a half, so the lips' edge is soft like the photo's.
     const coverage = e > 0 && gap > 0.3 ? Math.min(1, Math.max(0, (Math.min(v - topLip, bottomLip - v) + 0.75) / 1.5)) : 0;
     if (Math.abs(s - v) < 0.01 && gain === 1 && coverage === 0) return;
@@ -301,6 +354,8 @@ export class JawDrop {
     if (vertical) this.sampler.sampleColumn(sx, sy, deformed, o, gain);
     else this.sampler.sample(sx, sy, deformed, o, gain);
     if (coverage === 0) return;
+    // A mouth open in the photo shows its own interior, stretched from the opening's middle line: nothing is drawn.
+    if (this.openInPhoto) return;
     interiorColor(this.kind, this.colors, across, Math.min(1, Math.max(0, (v - topLip) / gap)), gap, unit, color);
     deformed[o] = deformed[o]! + (color[0]! - deformed[o]!) * coverage + 0.5;
     deformed[o + 1] = deformed[o + 1]! + (color[1]! - deformed[o + 1]!) * coverage + 0.5;

@@ -36,18 +36,33 @@ export interface JawProportions {
   jawFade: number;
   /** How far the lips part, as a share of the jaw's drop: under 1, the chin moves more than the opening grows. */
   lipShare: number;
-  /** Upper lip lift as a share of the drop. */
+  /** Upper lip lift as a share of the drop, fading out over `noseReach` mouth-to-nose distances above the mouth. */
   lift: number;
+  noseReach: number;
+  /** Share of the lift the whisker pads beside the opening take, where the jaw moves (a rodent's: its muzzle lifts whole). */
+  padLift: number;
   /** The jaw moves as a whole out to `jawInner` half-widths, then fades by `jawEdge` (cheeks stay). */
   jawInner: number;
   jawEdge: number;
   /** Corners: open vowels spread the mouth, rounded ones draw it in. */
   spread: number;
   pucker: number;
+  /**
+   * A turned face's cheek side: its opening reaches `sideReach` half-widths in profile, and its lips' profile turns
+   * by `sideWedge` (in profile) from an ellipse's to a wedge narrowing straight to the corner.
+   */
+  sideReach: number;
+  sideWedge: number;
   /** The mouth's half width without corners found: `share` of the eye distance, within [min, max] of L. */
   halfWidth: { share: number; min: number; max: number };
   /** The opening sits at least this far below the nose (down the face, in L): a mouth point found on the nose moves down. */
   belowNose: number;
+  /**
+   * And at most this far (in L): a mouth point found further down (on the lower lip's underside or the chin, as on a
+   * pug) moves up to there. The 95th percentile of the kind's annotated training faces (../shared/petfaces, held-out
+   * photos left out): dogs 0.55 (cats 0.32), rabbits, hamsters and guinea pigs 0.27-0.36.
+   */
+  mostBelowNose: number;
 }
 
 /** A beak seen from the front or above drops its lower mandible like a jaw (the hinge's turn, foreshortened): `beak` here. */
@@ -60,12 +75,17 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.6,
     lipShare: 1,
     lift: 0.15,
+    noseReach: 0.7,
+    padLift: 0,
     jawInner: 0.8,
     jawEdge: 2.6,
     spread: 0.15,
     pucker: 0.35,
+    sideReach: 1.25,
+    sideWedge: 0,
     halfWidth: { share: 0.33, min: 0.2, max: 0.35 },
     belowNose: 0,
+    mostBelowNose: 0.55,
   },
   // A small mouth below the nose: the lower lip and chin drop, the split upper lip and the nose lift over
   // the incisors (a rabbit sings with its nose); the whisker pads follow.
@@ -77,12 +97,18 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.2,
     lipShare: 0.9,
     lift: 0.45,
+    noseReach: 1.5,
+    padLift: 0.6,
     jawInner: 1.4,
     jawEdge: 3,
     spread: 0.05,
     pucker: 0.15,
+    // In profile a rodent's mouth opens along its visible side, widest at the front, hinged at the corner.
+    sideReach: 2.2,
+    sideWedge: 1,
     halfWidth: { share: 0.3, min: 0.2, max: 0.26 },
     belowNose: 0.14,
+    mostBelowNose: 0.36,
   },
   // The lower mandible moves whole (no lips, no stretch across it); the feathers under it follow.
   beak: {
@@ -93,12 +119,18 @@ export const JAW: Record<MouthKind, JawProportions> = {
     jawFade: 1.4,
     lipShare: 1,
     lift: 0.12,
+    noseReach: 0.7,
+    padLift: 0,
     jawInner: 1,
     jawEdge: 1.8,
     spread: 0,
     pucker: 0,
+    sideReach: 1.25,
+    sideWedge: 0,
     halfWidth: { share: 0.26, min: 0.18, max: 0.26 },
     belowNose: 0,
+    // A bird's "nose" is its beak tip: no bound.
+    mostBelowNose: Infinity,
   },
 };
 
@@ -117,10 +149,13 @@ export const BEAK = {
 } as const;
 
 /**
- * How a photo's own open mouth moves: in silence it closes by `rest` of the jaw's range, and full voice opens it by
- * the whole range past the photo's own opening (so it moves as far as a closed mouth opens, and a little more).
+ * How a photo's own open mouth moves: in silence its lower lip rises over the opening by `rest` of the jaw's range,
+ * and full voice opens it by the whole range past the photo's own opening (so it moves as far as a closed mouth
+ * opens, and a little more). The lower jaw and tongue move as one piece below a band of `band` jaw lengths under the
+ * opening's middle; `rest` × 1.2 (the jaw's largest range in jaws) × 1.5 (a smoothstep's steepest slope) stays under
+ * `band`, so closing never folds the fur beside the corners.
  */
-const OPEN_IN_PHOTO = { rest: 0.3 } as const;
+export const OPEN_IN_PHOTO = { rest: 0.5, band: 0.95 } as const;
 
 /** The jaw's opening for a pose's `open` (0-1): below 0, a mouth open in the photo closing partly; never above 1. */
 export const jawOpening = (open: number, face: Pick<PetFace, 'mouthOpen'>): number => (face.mouthOpen ? open * (1 + OPEN_IN_PHOTO.rest) - OPEN_IN_PHOTO.rest : open);

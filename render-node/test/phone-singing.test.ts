@@ -30,13 +30,11 @@ const MAX_CORNER_CHANGE = 3;
 const MIN_OPENING = 22;
 /**
  * What is left of issue 36 (render-node/README.md, "Openings on a phone"): the pets whose opening does not yet reach
- * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. dog-01: the model finds the
- * pug's mouth 0.29 face lengths below the annotated one, so most of the opening falls outside the disc; dog-02,
- * dog-05: mouths open in the photo only move their jaw and tongue (no opening is drawn over them); bird-03: the hen's
- * lower mandible drops at the found mouth, near the tip, away from the annotated gape; hamster-02, guinea_pig-01: a
- * rodent's mouth is small and its fur smooth, so the chin's drop changes little.
+ * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. bird-03 (9.8): the model finds
+ * the hen's beak tip low and its mouth point towards the tip, so the gape its beak turns about lies up in the red face,
+ * 0.4 face lengths from the real one, and the gap shows only near the tip.
  */
-const STILL_SHORT: Record<string, number> = { 'dog-01.jpg': 15, 'dog-02.png': 10, 'dog-05.jpg': 14, 'bird-03.jpg': 8, 'hamster-02.jpg': 17, 'guinea_pig-01.jpg': 12 };
+const STILL_SHORT: Record<string, number> = { 'bird-03.jpg': 8 };
 
 let setup: SingingPets;
 let dir: string;
@@ -82,7 +80,7 @@ describe('every pet of shared/pets on a phone (9:16), from the model alone', () 
     }
   });
 
-  it('opens with the voice: the mouth window follows it (r ≥ 0.6) and opens visibly at the loudest frames (≥ 22 grey levels on 9 of 15)', () => {
+  it('opens with the voice: the mouth window follows it (r ≥ 0.6) and opens visibly at the loudest frames (≥ 22 grey levels on 14 of 15)', () => {
     for (const [file, { opening }] of rendered) {
       expect(opening.mouthVersusVoice, `${file} r\n${table()}`).toBeGreaterThanOrEqual(MIN_R);
       expect(opening.loudOpening, `${file} opening\n${table()}`).toBeGreaterThanOrEqual(STILL_SHORT[file] ?? MIN_OPENING);
