@@ -8,11 +8,11 @@ import { smoothstep } from './photo-sampler.ts';
  * weight is 1 over the brow, from BAND.lower to BAND.upper eye heights above the eye's centre and across the eye's
  * width, and fades to 0 down to the top of the eye (which stays where it is: the skin between stretches), up the
  * forehead, and out over the eye's sides. The lift is LIFT.share of the eye's half height, at most LIFT.maxPixels: the
- * skin between eye and brow stretches at most 2× and the forehead above is pressed by at most a half, so nothing
+ * skin between eye and brow stretches at most 1.6× and the forehead above is pressed by at most 40%, so nothing
  * tears or folds.
  */
-const BAND = { eyeTop: 1, lower: 2.4, upper: 3, fadeTop: 4.4, inner: 1, outer: 1.7 } as const;
-const LIFT = { share: 0.45, minPixels: 1, maxPixels: 6 } as const;
+const BAND = { eyeTop: 1, lower: 2.6, upper: 3.1, fadeTop: 4.6, inner: 1, outer: 1.7 } as const;
+const LIFT = { share: 0.4, minPixels: 1, maxPixels: 6 } as const;
 
 export interface Brow {
   rect: Rect;

@@ -16,7 +16,7 @@ import type { VoiceTrack } from './voice-driver.ts';
  *   clear of the phrases on either side);
  * - ears that trail: the top of the head takes the head's pose EAR_LAG_SECONDS earlier.
  */
-const TILT = { degrees: 2.5, edgePixels: 6, leanSeconds: 0.35, backSeconds: 2.5, minBackSeconds: 0.5 } as const;
+const TILT = { degrees: 1.2, edgePixels: 6, leanSeconds: 0.35, backSeconds: 2.5, minBackSeconds: 0.5 } as const;
 const BREATH = { share: 0.008, minPixels: 1, maxPixels: 2, marginSeconds: 0.08 } as const;
 const EAR_LAG_SECONDS = 0.08;
 /** The head's half height, in face lengths (head-motion.ts's ellipse): the tilt's edge is this far from its centre. */
