@@ -186,25 +186,52 @@ export class HeadMotion {
     }
   }
 
-  /** One row of a turned head: each pixel's offset from its weight and its place along the row, copied in runs of one offset. */
+  /**
+   * One row of a turned head. Along a run of one weight the offset down the column grows linearly with x, so it steps
+   * at points found directly and the stretches between are copied whole; the band around the head (weights that
+   * rise or fall) goes pixel by pixel, in runs of one offset.
+   */
   private writeTurnedRow(deformed: Buffer, out: Buffer, y: number, rowX: number, rowY: number, tilt: number): void {
     const { left, top, right } = this.rect;
+    const runs = this.runs[y - top]!;
     const row = (y - top) * (right - left) - left;
     const centreX = this.centre[0];
-    let from = left;
-    let runX = 0;
-    let runY = 0;
-    for (let x = left; x < right; x++) {
-      const weight = this.level[row + x]! / MOTION_LEVELS;
-      const dx = Math.round(weight * rowX);
-      const dy = Math.round(weight * (rowY + tilt * (x - centreX)));
-      if (x === left) [runX, runY] = [dx, dy];
-      else if (dx !== runX || dy !== runY) {
-        this.copyShifted(deformed, out, y, from, x, runX, runY);
-        [from, runX, runY] = [x, dx, dy];
+    for (let r = 0; r < runs.length; r += 3) {
+      const start = runs[r]!;
+      const end = runs[r + 1]!;
+      const kind = runs[r + 2]!;
+      if (kind === 0) {
+        this.copyShifted(deformed, out, y, start, end, 0, 0);
+        continue;
       }
+      if (kind > 0) {
+        const weight = kind / MOTION_LEVELS;
+        const dx = Math.round(weight * rowX);
+        for (let x = start; x < end; ) {
+          const dy = Math.round(weight * (rowY + tilt * (x - centreX)));
+          // Where weight · (rowY + tilt · (x - centreX)) rounds to the next value.
+          const edge = centreX + ((dy + (tilt > 0 ? 0.5 : -0.5)) / weight - rowY) / tilt;
+          const next = Math.min(end, Math.max(x + 1, tilt > 0 ? Math.ceil(edge) : Math.floor(edge) + 1));
+          this.copyShifted(deformed, out, y, x, next, dx, dy);
+          x = next;
+        }
+        continue;
+      }
+      let from = start;
+      let runX = 0;
+      let runY = 0;
+      for (let x = start; x < end; x++) {
+        const weight = this.level[row + x]! / MOTION_LEVELS;
+        const dx = Math.round(weight * rowX);
+        const dy = Math.round(weight * (rowY + tilt * (x - centreX)));
+        if (x === start) [runX, runY] = [dx, dy];
+        else if (dx !== runX || dy !== runY) {
+          this.copyShifted(deformed, out, y, from, x, runX, runY);
+          [from, runX, runY] = [x, dx, dy];
+        }
+      }
+      this.copyShifted(deformed, out, y, from, end, runX, runY);
     }
-    this.copyShifted(deformed, out, y, from, right, runX, runY);
   }
 
   /** out[y][start, end) = deformed shifted by (dx, dy), clamped at the frame's edges. */
