@@ -7,7 +7,7 @@ const MOTION_LEVELS = 64;
  * The ears' band: the top of the head's ellipse, from EARS.from of its half height above the centre (the brows) up to
  * EARS.full (the ears) and beyond, follows the head with the ears' own (lagged) pose: per row of the image.
  */
-const EARS = { from: 0.35, full: 0.75 } as const;
+const EARS = { from: 0.35, full: 0.75, steps: 8 } as const;
 
 /**
  * Where the head is in one frame, in output pixels: `x`, `y` its offset; `tilt` a small turn (radians, clockwise on
@@ -66,7 +66,8 @@ export class HeadMotion {
     const rectWidth = right - left;
     this.level = new Uint8Array(rectWidth * (bottom - top));
     // Rows above the centre along the face's axis (a head tilted past upright is approximated by its rows).
-    this.earWeight = Float32Array.from({ length: bottom - top }, (_, i) => smoothstep(EARS.from, EARS.full, (-(top + i - centre[1]) * down[1]) / ry));
+    // In EARS.steps steps, so that runs of rows share one offset (and one table of offsets by weight).
+    this.earWeight = Float32Array.from({ length: bottom - top }, (_, i) => Math.round(EARS.steps * smoothstep(EARS.from, EARS.full, (-(top + i - centre[1]) * down[1]) / ry)) / EARS.steps);
     for (let y = top; y < bottom; y++) {
       const runs: number[] = [];
       for (let x = left; x < right; x++) {
