@@ -8,6 +8,19 @@ const MOTION_LEVELS = 64;
  * EARS.full (the ears) and beyond, follows the head with the ears' own (lagged) pose: per row of the image.
  */
 const EARS = { from: 0.35, full: 0.75, steps: 8 } as const;
+/**
+ * A turn reaches this far from the head's centre (in face lengths: past the eyes); farther out, along each axis, it
+ * eases back to nothing at the head's outer edge: the face turns, the head's edge (and a frame corner a large head
+ * reaches) stays.
+ */
+export const TURN_REACH = 0.5;
+
+/** How far a turn carries a point `t` from the centre along one axis: `t` out to `reach`, back to 0 at `end`. */
+function turnProfile(t: number, reach: number, end: number): number {
+  const away = Math.abs(t);
+  if (away <= reach) return t;
+  return Math.sign(t) * reach * Math.max(0, (end - away) / Math.max(1, end - reach));
+}
 
 /**
  * Where the head is in one frame, in output pixels: `x`, `y` its offset; `tilt` a small turn (radians, clockwise on
@@ -41,6 +54,9 @@ export class HeadMotion {
   private readonly width: number;
   private readonly height: number;
   private readonly centre: Point;
+  /** TURN_REACH in pixels, and where the turn ends along each axis (the head's outer edge). */
+  private readonly reach: number;
+  private readonly turnEnd: Point;
   /** Per row of `rect`: how much the row takes the ears' pose rather than the head's (0-1). */
   private readonly earWeight: Float32Array;
 
@@ -51,10 +67,12 @@ export class HeadMotion {
     const { right: across, down } = axes;
     const centre: Point = [eyeMid[0] + down[0] * 0.2 * length, eyeMid[1] + down[1] * 0.2 * length];
     this.centre = centre;
+    this.reach = TURN_REACH * length;
     const ry = 1.05 * length;
     const rx = Math.max(0.9 * length, 0.85 * eyeDistance + 0.3 * length);
     const fade = 1.1;
     const fadePixels = Math.max(2, (fade - 1) * Math.min(rx, ry));
+    this.turnEnd = [Math.max(this.reach + 1, fade * rx), Math.max(this.reach + 1, fade * ry)];
     const carried = moving.map((rect) => ({
       left: Math.max(0, Math.floor(rect.left - fadePixels)),
       top: Math.max(0, Math.floor(rect.top - fadePixels)),
@@ -114,7 +132,8 @@ export class HeadMotion {
    * Writes the head's rectangle: the deformed head, each pixel moved by whole pixels (its weight times its motion).
    * A pixel's motion is its row's offset (the head's, blended towards the ears' up the head) and the tilt's turn about
    * the centre, taken as two shears: a shift along the row by the row's height, and down the column by the pixel's
-   * place along the row. The turn is a few degrees, so neighbouring pixels' offsets differ by under a pixel: no holes.
+   * place along the row (each out to TURN_REACH). The turn is a degree or so, so neighbouring pixels' offsets differ by
+   * under a pixel: no holes.
    */
   write(deformed: Buffer, pose: HeadPose, out: Buffer): void {
     const { top, bottom } = this.rect;
@@ -126,9 +145,9 @@ export class HeadMotion {
     for (let y = top; y < bottom; y++) {
       const ear = this.earWeight[y - top]!;
       const tilt = pose.tilt + ear * (pose.ears.tilt - pose.tilt);
-      const rowX = pose.x + ear * (pose.ears.x - pose.x) - tilt * (y - this.centre[1]);
+      const rowX = pose.x + ear * (pose.ears.x - pose.x) - tilt * turnProfile(y - this.centre[1], this.reach, this.turnEnd[1]);
       const rowY = pose.y + ear * (pose.ears.y - pose.y);
-      if (Math.abs(tilt) * Math.max(this.centre[0] - this.rect.left, this.rect.right - this.centre[0]) >= 0.5) {
+      if (Math.abs(tilt) * this.reach >= 0.5) {
         this.writeTurnedRow(deformed, out, y, rowX, rowY, tilt);
         continue;
       }
@@ -196,6 +215,8 @@ export class HeadMotion {
     const { left, top, right } = this.rect;
     const runs = this.runs[y - top]!;
     const row = (y - top) * (right - left) - left;
+    const { reach } = this;
+    const end_ = this.turnEnd[0];
     const centreX = this.centre[0];
     for (let r = 0; r < runs.length; r += 3) {
       const start = runs[r]!;
@@ -208,13 +229,12 @@ export class HeadMotion {
       if (kind > 0) {
         const weight = kind / MOTION_LEVELS;
         const dx = Math.round(weight * rowX);
-        for (let x = start; x < end; ) {
-          const dy = Math.round(weight * (rowY + tilt * (x - centreX)));
-          // Where weight · (rowY + tilt · (x - centreX)) rounds to the next value.
-          const edge = centreX + ((dy + (tilt > 0 ? 0.5 : -0.5)) / weight - rowY) / tilt;
-          const next = Math.min(end, Math.max(x + 1, tilt > 0 ? Math.ceil(edge) : Math.floor(edge) + 1));
-          this.copyShifted(deformed, out, y, x, next, dx, dy);
-          x = next;
+        // The turn's profile is linear between these points: copy each stretch by where its offset steps.
+        const breaks = [start, centreX - end_, centreX - reach, centreX + reach, centreX + end_, end];
+        for (let b = 0; b + 1 < breaks.length; b++) {
+          const from = Math.min(end, Math.max(start, b === 0 ? start : Math.ceil(breaks[b]!)));
+          const to = Math.min(end, Math.max(from, b + 2 === breaks.length ? end : Math.ceil(breaks[b + 1]!)));
+          this.copyLinear(deformed, out, y, from, to, dx, (x) => weight * (rowY + tilt * turnProfile(x - centreX, reach, end_)));
         }
         continue;
       }
@@ -224,7 +244,7 @@ export class HeadMotion {
       for (let x = start; x < end; x++) {
         const weight = this.level[row + x]! / MOTION_LEVELS;
         const dx = Math.round(weight * rowX);
-        const dy = Math.round(weight * (rowY + tilt * (x - centreX)));
+        const dy = Math.round(weight * (rowY + tilt * turnProfile(x - centreX, reach, end_)));
         if (x === start) [runX, runY] = [dx, dy];
         else if (dx !== runX || dy !== runY) {
           this.copyShifted(deformed, out, y, from, x, runX, runY);
@@ -232,6 +252,21 @@ export class HeadMotion {
         }
       }
       this.copyShifted(deformed, out, y, from, end, runX, runY);
+    }
+  }
+
+  /** out[y][from, to) = deformed shifted by dx and by round(offsetY(x)) down, where offsetY is linear over the stretch. */
+  private copyLinear(deformed: Buffer, out: Buffer, y: number, from: number, to: number, dx: number, offsetY: (x: number) => number): void {
+    if (to <= from) return;
+    const slope = to - from > 1 ? (offsetY(to - 1) - offsetY(from)) / (to - 1 - from) : 0;
+    for (let x = from; x < to; ) {
+      const value = offsetY(x);
+      const dy = Math.round(value);
+      // Where the offset rounds to the next value.
+      const edge = slope === 0 ? to : x + (dy + (slope > 0 ? 0.5 : -0.5) - value) / slope;
+      const next = Math.min(to, Math.max(x + 1, slope > 0 ? Math.ceil(edge) : Math.floor(edge) + 1));
+      this.copyShifted(deformed, out, y, x, next, dx, dy);
+      x = next;
     }
   }
 

@@ -1,4 +1,5 @@
 import { browLift, eyeNarrowing, phrasesOf } from './expression.ts';
+import { TURN_REACH } from './head-motion.ts';
 import type { RigPose } from './face-rig.ts';
 import type { IdlePose } from './idle-life.ts';
 import { smoothstep } from './photo-sampler.ts';
@@ -9,24 +10,23 @@ import type { VoiceTrack } from './voice-driver.ts';
  * The head performing with the phrases (issue 36), on top of idle life's nods and sways (idle-life.ts):
  * - a lean into each phrase: the head turns by up to TILT.degrees over TILT.leanSeconds as the phrase starts, to one
  *   side and then the other phrase by phrase, and comes back upright over the phrase: by its end or TILT.backSeconds
- *   after its start, whichever is sooner, taking at least TILT.minBackSeconds. The turn moves the head's edge by at
- *   most TILT.edgePixels (whole-pixel shears: head-motion.ts), small enough not to tear;
+ *   after its start, whichever is sooner, taking at least TILT.minBackSeconds. The turn reaches half a face length
+ *   from the head's centre (head-motion.ts's TURN_REACH: beyond, the head moves as that rim does) and moves no pixel
+ *   more than TILT.edgePixels (whole-pixel shears), small enough not to tear;
  * - a breath in each pause of 0.5 s or more between two phrases: the head rises by BREATH (a share of the face
  *   length, 1-2 px) and settles, one smooth rise and fall over the pause, never on a sung frame (BREATH.marginSeconds
  *   clear of the phrases on either side);
  * - ears that trail: the top of the head takes the head's pose EAR_LAG_SECONDS earlier.
  */
-const TILT = { degrees: 1.2, edgePixels: 6, leanSeconds: 0.35, backSeconds: 2.5, minBackSeconds: 0.5 } as const;
+const TILT = { degrees: 1.2, edgePixels: 3, leanSeconds: 0.35, backSeconds: 2.5, minBackSeconds: 0.5 } as const;
 const BREATH = { share: 0.008, minPixels: 1, maxPixels: 2, marginSeconds: 0.08 } as const;
 const EAR_LAG_SECONDS = 0.08;
-/** The head's half height, in face lengths (head-motion.ts's ellipse): the tilt's edge is this far from its centre. */
-const HEAD_HALF_HEIGHT = 1.05;
 
 export type PerformedPose = Omit<RigPose, 'open' | 'round'>;
 
 /** Per frame, the lean (radians, clockwise on screen) of the head into each phrase. */
 export function headTilt(phrases: Array<[number, number]>, fps: number, frames: number, faceLengthPixels: number): Float32Array {
-  const angle = Math.min((TILT.degrees * Math.PI) / 180, TILT.edgePixels / Math.max(1, HEAD_HALF_HEIGHT * faceLengthPixels));
+  const angle = Math.min((TILT.degrees * Math.PI) / 180, TILT.edgePixels / Math.max(1, TURN_REACH * faceLengthPixels));
   const out = new Float32Array(frames);
   for (const [index, [start, end]] of phrases.entries()) {
     const side = index % 2 === 0 ? 1 : -1;
