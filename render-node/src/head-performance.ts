@@ -13,9 +13,10 @@ import type { VoiceTrack } from './voice-driver.ts';
  *   after its start, whichever is sooner, taking at least TILT.minBackSeconds. The turn reaches half a face length
  *   from the head's centre (head-motion.ts's TURN_REACH: beyond, the head moves as that rim does) and moves no pixel
  *   more than TILT.edgePixels (whole-pixel shears), small enough not to tear;
- * - a breath in each pause of 0.5 s or more between two phrases: the head rises by BREATH (a share of the face
- *   length, 1-2 px) and settles, one smooth rise and fall over the pause, never on a sung frame (BREATH.marginSeconds
- *   clear of the phrases on either side);
+ * - a breath in each pause of 0.5 s or more between two phrases: the top of the head (the ears' band, head-motion.ts)
+ *   rises by BREATH (a share of the face length, 1-2 px) and settles, one smooth rise and fall over the pause, never on
+ *   a sung frame (BREATH.marginSeconds clear of the phrases on either side). The muzzle stays: a whole-pixel rise of
+ *   the whole head in the pauses lowered the pug's mouth-vs-voice r (species-singing.test.ts) from 0.67 to 0.59;
  * - ears that trail: the top of the head takes the head's pose EAR_LAG_SECONDS earlier.
  */
 const TILT = { degrees: 1.2, edgePixels: 3, leanSeconds: 0.35, backSeconds: 2.5, minBackSeconds: 0.5 } as const;
@@ -79,14 +80,14 @@ export function performedPoses(options: { voice: VoiceTrack; life: IdlePose[]; p
   const brow = lids && pitch ? browLift(pitch, phrases, fps, frames) : undefined;
   const tilt = headTilt(phrases, fps, frames, faceLengthPixels);
   const breath = breaths(phrases, fps, frames, faceLengthPixels);
-  const headY = life.map((pose, f) => pose.headY + breath[f]!);
   const earX = lagged(life.map((pose) => pose.headX), fps, EAR_LAG_SECONDS);
-  const earY = lagged(headY, fps, EAR_LAG_SECONDS);
+  // The breath lifts the top of the head (the ears' band), not the muzzle: see BREATH.
+  const earY = lagged(life.map((pose) => pose.headY), fps, EAR_LAG_SECONDS).map((y, f) => y + breath[f]!);
   const earTilt = lagged(tilt, fps, EAR_LAG_SECONDS);
   return life.map((pose, f) => ({
     blink: Math.max(pose.blink, narrowing?.[f] ?? 0),
     headX: pose.headX,
-    headY: headY[f]!,
+    headY: pose.headY,
     brow: brow?.[f] ?? 0,
     tilt: tilt[f]!,
     earX: earX[f]!,
