@@ -3,7 +3,8 @@
  *
  * The face rig's own CPU time, which the machine's load does not move the way it moves bench:render's wall-clock
  * ratios: the sample pet (its hints, the watermark on) framed at 720 px wide, driven by the synthetic 20 s song
- * through the render's own voice track and idle life, `FaceRig.render` over every pose on this thread, twice: first
+ * through the render's own voice track, idle life and performance (head-performance.ts: narrowed eyes, lifted brows,
+ * the lean into phrases, trailing ears, breaths), `FaceRig.render` over every pose on this thread, twice: first
  * with an empty jaw cache, then all cached. Prints CPU (process.cpuUsage) and wall milliseconds a frame.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { VideoAspect } from '@petsing/workflows';
 import { SAMPLE_PET_FACE } from '@petsing/workflows/media';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
 import { FaceRig } from '../src/face-rig.ts';
+import { performedPoses } from '../src/head-performance.ts';
 import { idlePoses } from '../src/idle-life.ts';
 import { faceLength } from '../src/pet-face.ts';
 import { prepareJob } from '../src/render-pipeline.ts';
@@ -30,15 +32,16 @@ try {
   await writeSyntheticSong(join(dir, 'song.mp3'), SECONDS);
   const job = await prepareJob({ imagePath: join(dir, 'pet.png'), audioPath: join(dir, 'song.mp3'), width: 720, aspect, faceHints: SAMPLE_PET_FACE });
   const frames = SECONDS * FPS;
-  const { voice } = driveFromSong(job, FPS, frames);
+  const { voice, pitch } = driveFromSong(job, FPS, frames);
   const life = idlePoses(voice, faceLength(job.frameFace), true, BLINK_EVERY.muzzle);
+  const performed = performedPoses({ voice, life, pitch, faceLengthPixels: faceLength(job.frameFace), lids: true, enabled: true });
   const { width, height } = job.frame;
   const rig = new FaceRig({ frame: job.frame, face: job.frameFace, blinks: true, overlay: await createWatermark(width, height) });
   const out = Buffer.alloc(width * height * 3);
   for (const pass of ['empty jaw cache', 'all cached']) {
     const cpu = process.cpuUsage();
     const started = performance.now();
-    for (let f = 0; f < frames; f++) rig.render({ open: voice.open[f]!, round: voice.round[f]!, ...life[f]! }, out);
+    for (let f = 0; f < frames; f++) rig.render({ open: voice.open[f]!, round: voice.round[f]!, ...performed[f]! }, out);
     const used = process.cpuUsage(cpu);
     console.log(`${width}x${height} (${aspect}), ${pass}: cpu ${((used.user + used.system) / 1000 / frames).toFixed(2)} ms a frame, wall ${((performance.now() - started) / frames).toFixed(2)} ms a frame`);
   }

@@ -19,7 +19,7 @@ import { bundledPetFaceModel } from '../src/pet-face-model.ts';
 import type { Point } from '../src/pet-face.ts';
 import { prepareJob } from '../src/render-pipeline.ts';
 import { writeSyntheticSong } from '../src/cli/synthetic-audio.ts';
-import { mouthKindOf, type MouthKind } from '../src/species-rig.ts';
+import { BLINK_EVERY, mouthKindOf, type MouthKind } from '../src/species-rig.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,11 +66,14 @@ async function heldOutCandidates(): Promise<string[][]> {
 const detector = await bundledPetFaceModel();
 const silence = join(out, '.audio.wav');
 await writeSyntheticSong(silence, 0.2);
-/** Silence, full voice on an open vowel, and a held high note (the eyes narrowed as on any long loud note: expression.ts). */
+/**
+ * Silence, full voice on an open vowel, and a held high note (the eyes narrowed as on any long loud note and the brows
+ * lifted: expression.ts, brow-lift.ts; not on birds, whose lids are not drawn).
+ */
 const poses: Record<'silence' | 'full' | 'high', RigPose> = {
   silence: { open: 0, round: 0, blink: 0, headX: 0, headY: 0 },
   full: { open: 1, round: 0, blink: 0, headX: 0, headY: 0 },
-  high: { open: 0.8, round: 0.3, blink: 0.35, headX: 0, headY: 0 },
+  high: { open: 0.8, round: 0.3, blink: 0.35, brow: 1, headX: 0, headY: 0 },
 };
 const devAnnotations = await loadAnnotations(petsDir);
 // Each entry: the photos to try in turn until the model finds a face on one.
@@ -101,9 +104,10 @@ for (const candidates of photos) {
   const face = job.frameFace;
   const rig = new FaceRig({ frame: job.frame, face, blinks: true });
   const frames: Buffer[] = [];
+  const lids = BLINK_EVERY[mouthKindOf(face.species)] !== null;
   for (const pose of Object.values(poses)) {
     const pixels = Buffer.alloc(job.frame.width * job.frame.height * 3);
-    rig.render(pose, pixels);
+    rig.render(lids ? pose : { ...pose, blink: 0, brow: 0 }, pixels);
     frames.push(pixels);
   }
   const { width, height } = job.frame;

@@ -1,4 +1,5 @@
 import { BeakHinge, beakHingeFits } from './beak-hinge.ts';
+import { browOf, drawBrowLift, type Brow } from './brow-lift.ts';
 import { drawOverlay, type Overlay } from './compositor.ts';
 import { drawBlink, eyelidsOf, type Eyelid } from './eyelids.ts';
 import type { FaceAxes, Rect } from './face-frame.ts';
@@ -20,6 +21,14 @@ export interface RigPose {
   blink: number;
   headX: number;
   headY: number;
+  /** 0 … 1 the brows' full lift on a high note (brow-lift.ts). */
+  brow?: number;
+  /** The head's turn, radians clockwise on screen (a lean into a phrase). */
+  tilt?: number;
+  /** Where the top of the head (the ears) is: the head's pose a moment ago, so the ears trail it. Default: with the head. */
+  earX?: number;
+  earY?: number;
+  earTilt?: number;
 }
 
 /**
@@ -90,6 +99,9 @@ export class FaceRig {
   /** A mouth open in the photo: closed poses are drawn too (it closes partly). */
   private readonly openInPhoto: boolean;
   private readonly eyes: Eyelid[];
+  private readonly brows: Brow[];
+  /** The largest brow rectangle's pixels, as they were before its lift. */
+  private readonly browScratch: Buffer;
   private readonly head: HeadMotion;
   private dirty: Rect[] = [];
   /** Drawn jaws by quantised pose: a song revisits the same openings again and again. */
@@ -114,7 +126,10 @@ export class FaceRig {
       : new JawDrop({ face, axes, sampler: this.sampler, deformed: this.deformed, colors, length });
     // Eyes placed by proportions around a tapped mouth are not drawn on.
     this.eyes = options.blinks && !face.eyesEstimated ? eyelidsOf(face, axes) : [];
-    this.head = new HeadMotion({ axes, eyeMid: eyeMidpoint(face), length, eyeDistance: eyeDistance(face), moving: [this.jaw.rect, ...this.eyes.map((eye) => eye.rect)] });
+    this.brows = this.eyes.map((eye) => browOf(eye, axes));
+    this.browScratch = Buffer.alloc(3 * Math.max(0, ...this.brows.map(({ rect }) => (rect.right - rect.left) * (rect.bottom - rect.top))));
+    const moving = [this.jaw.rect, ...this.eyes.map((eye) => eye.rect), ...this.brows.map((brow) => brow.rect)];
+    this.head = new HeadMotion({ axes, eyeMid: eyeMidpoint(face), length, eyeDistance: eyeDistance(face), moving });
     const mark = options.overlay;
     const { rect } = this.head;
     const clear = mark && (mark.left >= rect.right || mark.left + mark.width <= rect.left || mark.top >= rect.bottom || mark.top + mark.height <= rect.top);
@@ -159,13 +174,22 @@ export class FaceRig {
         this.dirty.push(eye.rect);
       }
     }
+    // After the lids: a narrowed eye under a lifted brow keeps both.
+    if ((pose.brow ?? 0) > 0.02) {
+      for (const brow of this.brows) {
+        drawBrowLift(brow, pose.brow!, this.axes, this.deformed, this.browScratch);
+        this.dirty.push(brow.rect);
+      }
+    }
     let offsets = this.holdingStill.get(out.buffer);
     if (!offsets) this.holdingStill.set(out.buffer, (offsets = new Set()));
     if (!offsets.has(out.byteOffset)) {
       this.head.writeStill(this.still, out);
       offsets.add(out.byteOffset);
     }
-    this.head.write(this.deformed, pose.headX, pose.headY, out);
+    const tilt = pose.tilt ?? 0;
+    const ears = { x: pose.earX ?? pose.headX, y: pose.earY ?? pose.headY, tilt: pose.earTilt ?? tilt };
+    this.head.write(this.deformed, { x: pose.headX, y: pose.headY, tilt, ears }, out);
     if (this.overlay) drawOverlay(out, this.width, this.overlay);
   }
 

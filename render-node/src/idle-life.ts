@@ -7,9 +7,10 @@ export type IdlePose = Pick<RigPose, 'blink' | 'headX' | 'headY'>;
 /**
  * Life beyond the mouth, in output pixels and seconds. The head nods on sung syllables and sways
  * with phrases, both scaled by how much the pet is singing, so it settles in pauses. Amplitudes are a
- * share of the face length, capped so a close-up never wobbles. There is no breathing: the head moves
+ * share of the face length, capped so a close-up never wobbles. There is no idle breathing: the head moves
  * by whole pixels, so a breath under half a pixel never showed and a larger one was a one-pixel jerk in
- * every pause (it hid a small mouth's motion from the eye: docs/benchmarks.md).
+ * every pause (it hid a small mouth's motion from the eye: docs/benchmarks.md). The one breath is a slow rise
+ * between two phrases (head-performance.ts).
  */
 const IDLE_LIFE = {
   headShare: 0.012,

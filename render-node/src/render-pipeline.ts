@@ -20,7 +20,7 @@ import { MEL_BANDS, MEL_WINDOW } from './model-contract.ts';
 import type { MouthRegion } from './mouth-region.ts';
 import { applyHints, DetectionFailure, eyeDistance, faceFromFractions, faceLength, mapFace, type FaceDetector, type PetFace, type Point } from './pet-face.ts';
 import { idlePoses } from './idle-life.ts';
-import { eyeNarrowing } from './expression.ts';
+import { performedPoses } from './head-performance.ts';
 import { BLINK_EVERY, mouthKindOf } from './species-rig.ts';
 import { driveFromSong } from './song-drive.ts';
 import { createWatermark } from './watermark.ts';
@@ -265,13 +265,13 @@ interface Synthesis {
  */
 async function rigSynthesis(job: PreparedJob, frames: number, fps: number, options: RenderVideoOptions, timings: StageTimings): Promise<Synthesis> {
   const mark = performance.now();
-  const { voice, rhythm, sync } = driveFromSong(job, fps, frames, options.mouthTrack);
+  const { voice, pitch, rhythm, sync } = driveFromSong(job, fps, frames, options.mouthTrack);
   const featuresMs = performance.now() - mark;
   const idleMotion = options.idleMotion ?? true;
   const blinkEvery = BLINK_EVERY[mouthKindOf(job.frameFace.species)];
   const life = idlePoses(voice, faceLength(job.frameFace), idleMotion, blinkEvery, rhythm);
-  // Lids that blink also narrow on long loud notes (a bird's are not drawn).
-  const narrowing = idleMotion && blinkEvery ? eyeNarrowing(voice.open, fps) : undefined;
+  // Lids that blink also narrow on long loud notes, and their brows lift on high ones (a bird's lids are not drawn).
+  const performed = performedPoses({ voice, life, pitch, faceLengthPixels: faceLength(job.frameFace), lids: blinkEvery !== null, enabled: idleMotion });
   const rigOptions = {
     frame: job.frame,
     face: job.frameFace,
@@ -281,10 +281,7 @@ async function rigSynthesis(job: PreparedJob, frames: number, fps: number, optio
   // The thumbnail shows the pet singing: the widest mouth in the first two thirds.
   let thumbnailIndex = Math.min(frames - 1, Math.floor(frames / 3));
   for (let f = 0; f < Math.ceil((frames * 2) / 3); f++) if (voice.open[f]! > voice.open[thumbnailIndex]! + 0.05) thumbnailIndex = f;
-  const poseOf = (index: number): RigPose => {
-    const idle = life[index]!;
-    return { open: voice.open[index]!, round: voice.round[index]!, ...idle, blink: Math.max(idle.blink, narrowing?.[index] ?? 0) };
-  };
+  const poseOf = (index: number): RigPose => ({ open: voice.open[index]!, round: voice.round[index]!, ...performed[index]! });
   const threads = options.rigThreads ?? defaultRigThreads();
   if (threads > 0) {
     const pool = RigPool.start({ ...rigOptions, threads });

@@ -2,6 +2,7 @@ import type { MouthTrack, RenderSync } from '@petsing/workflows';
 import type { DecodedAudio } from './audio-decoder.ts';
 import { trackBand, type BandTrack } from './beat-tracker.ts';
 import type { Rhythm } from './idle-life.ts';
+import { pitchTrack, type PitchTrack } from './pitch-track.ts';
 import { frameLoudness, pearson, perFrame } from './signal.ts';
 import { vocalActivity, type VocalActivity } from '@petsing/platform/audio';
 import { keyframedTrack, voiceTrack, type VoiceTrack } from './voice-driver.ts';
@@ -24,6 +25,8 @@ export interface SongAudio {
 /** What drives the face rig, and the sync report of the render. */
 export interface SongDrive {
   voice: VoiceTrack;
+  /** The voice's pitch (the brows lift on its high notes). */
+  pitch: PitchTrack;
   rhythm?: Rhythm;
   sync: RenderSync;
 }
@@ -41,7 +44,7 @@ export function driveFromSong(song: SongAudio, fps: number, frames: number, mout
     ? keyframedTrack(mouthTrack, fps, frames)
     : voiceTrack(heard.samples, heard.sampleRate, fps, frames, song.vocals ? activity : undefined);
   const rhythm = band?.beats ? { beats: band.beats, phraseStarts: activity.phraseStarts } : undefined;
-  return { voice, ...(rhythm ? { rhythm } : {}), sync: syncReport(voice.open, heard, activity, band, fps, frames) };
+  return { voice, pitch: pitchTrack(heard.samples, heard.sampleRate), ...(rhythm ? { rhythm } : {}), sync: syncReport(voice.open, heard, activity, band, fps, frames) };
 }
 
 /**

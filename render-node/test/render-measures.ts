@@ -31,7 +31,7 @@ export function boxAround(frameWidth: number, frameHeight: number, [x, y]: [numb
 }
 
 /** Variance of the Laplacian: how much fine detail (fur) a grey window holds. */
-function sharpness(grey: Uint8Array, width: number, height: number): number {
+export function sharpness(grey: Uint8Array, width: number, height: number): number {
   let sum = 0;
   let squares = 0;
   let n = 0;
@@ -90,14 +90,14 @@ function vocalEnvelope(voice: Float32Array, frames: number, fps: number): number
 /** How far (px) the head's whole-pixel motion may carry the face: idle-life.ts caps it at 3 px, and a phrase start lifts a nod by 70%. */
 const HEAD_SHIFT = 5;
 
-type Render = { path: string; crop: Crop; width: number; height: number };
+export type Render = { path: string; crop: Crop; width: number; height: number };
 
 /**
  * A window of every frame compared with frame `reference` at each whole-pixel shift up to HEAD_SHIFT: per frame, the
  * least mean absolute grey difference (`change`) and the shift that gives it (`shift`, [dx, dy]: the frame's content
  * moved right and down by that much).
  */
-async function windowMotion(render: Render, centre: [number, number], size: number, below: number, reference: number): Promise<{ change: number[]; shift: Array<[number, number]> }> {
+export async function windowMotion(render: Render, centre: [number, number], size: number, below: number, reference: number): Promise<{ change: number[]; shift: Array<[number, number]> }> {
   const box = boxAround(render.width - 2 * HEAD_SHIFT, render.height - 2 * HEAD_SHIFT, [centre[0] - HEAD_SHIFT, centre[1] - HEAD_SHIFT], size, below);
   // The window with a margin of HEAD_SHIFT on every side (inside the frame): each frame is compared at every shift.
   const wide = { left: box.left, top: box.top, width: box.width + 2 * HEAD_SHIFT, height: box.height + 2 * HEAD_SHIFT };

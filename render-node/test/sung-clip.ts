@@ -85,3 +85,30 @@ export async function singPet(setup: SingingPets, file: string, detector: FaceDe
   });
   return { result, render: { path, crop: result.framing, width: result.width, height: result.height } };
 }
+
+/** A low phrase, a pause and a high phrase (espeak-ng at two pitches, an octave apart), with silence before and after. */
+export interface LowHighClip {
+  path: string;
+  /** Seconds: where each phrase's audio starts and ends (espeak-ng's own short silences at its ends included). */
+  low: [number, number];
+  high: [number, number];
+  seconds: number;
+}
+
+const LOW_HIGH = { lead: 1, pause: 1.2, tail: 1, lowPitch: 40, highPitch: 99 } as const;
+
+/** Writes a LowHighClip (16 kHz mono WAV) into `dir`. */
+export async function writeLowHighClip(dir: string): Promise<LowHighClip> {
+  const duration = async (path: string) => Number((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path])).stdout.trim());
+  const low = join(dir, 'low.wav');
+  const high = join(dir, 'high.wav');
+  await run('espeak-ng', ['-v', 'en', '-s', '130', '-p', String(LOW_HIGH.lowPitch), '-w', low, 'la la la loo, la la la, oh my friend']);
+  await run('espeak-ng', ['-v', 'en', '-s', '130', '-p', String(LOW_HIGH.highPitch), '-w', high, 'ah ee oh, ah ee ooh']);
+  const [lowSeconds, highSeconds] = [await duration(low), await duration(high)];
+  const path = join(dir, 'low-high.wav');
+  const silence = (seconds: number) => ['-f', 'lavfi', '-t', String(seconds), '-i', 'anullsrc=r=16000:cl=mono'];
+  const graph = '[1:a]aresample=16000,aformat=channel_layouts=mono[l];[3:a]aresample=16000,aformat=channel_layouts=mono[h];[0:a][l][2:a][h][4:a]concat=n=5:v=0:a=1[out]';
+  await run('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...silence(LOW_HIGH.lead), '-i', low, ...silence(LOW_HIGH.pause), '-i', high, ...silence(LOW_HIGH.tail), '-filter_complex', graph, '-map', '[out]', '-ar', '16000', '-ac', '1', path]);
+  const highStart = LOW_HIGH.lead + lowSeconds + LOW_HIGH.pause;
+  return { path, low: [LOW_HIGH.lead, LOW_HIGH.lead + lowSeconds], high: [highStart, highStart + highSeconds], seconds: highStart + highSeconds + LOW_HIGH.tail };
+}
