@@ -30,11 +30,11 @@ const MAX_CORNER_CHANGE = 3;
 const MIN_OPENING = 22;
 /**
  * What is left of issue 36 (render-node/README.md, "Openings on a phone"): the pets whose opening does not yet reach
- * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. bird-03 (9.8): the model finds
+ * MIN_OPENING, each held to its present level less a margin so it cannot fall back unseen. bird-03 (14.5): the model finds
  * the hen's beak tip low and its mouth point towards the tip, so the gape its beak turns about lies up in the red face,
  * 0.4 face lengths from the real one, and the gap shows only near the tip.
  */
-const STILL_SHORT: Record<string, number> = { 'bird-03.jpg': 8 };
+const STILL_SHORT: Record<string, number> = { 'bird-03.jpg': 12 };
 
 let setup: SingingPets;
 let dir: string;
