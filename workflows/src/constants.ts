@@ -90,5 +90,10 @@ export const FAILURE_TYPES = {
    * activity's result or a workflow's input. Non-retryable: the same value would break it again.
    */
   contract: 'ContractViolation',
+  /**
+   * A render whose node stopped mid-render, handed back by the node started after it on the same host (retryable: it
+   * renders again at once, on any node).
+   */
+  renderNodeLost: 'RenderNodeLost',
 } as const;
 

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { parsedActivities, RENDER_PROGRESS_SIGNAL, RENDER_STARTED_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
+import { FAILURE_TYPES, parsedActivities, RENDER_PROGRESS_SIGNAL, RENDER_STARTED_SIGNAL, renderActivitySchemas, TASK_QUEUES } from '@petsing/workflows';
 import {
   ConfigError,
   connectTemporalClient,
@@ -152,7 +152,7 @@ export async function startRenderWorker(env: RenderWorkerEnv, logger: Logger, me
  */
 async function handBackRender(client: TemporalClient, { taskToken, videoId, workflowId }: RenderRecord, logger: Logger): Promise<void> {
   try {
-    await client.activity.fail(taskToken, ApplicationFailure.retryable('the render node rendering this video stopped mid-render; the node started after it handed the render back', RENDER_NODE_LOST));
+    await client.activity.fail(taskToken, ApplicationFailure.retryable('the render node rendering this video stopped mid-render; the node started after it handed the render back', FAILURE_TYPES.renderNodeLost));
     logger.info('handed back a render the node before this one stopped in', { videoId, workflowId });
   } catch (error) {
     // @temporalio/client's ActivityNotFoundError.
@@ -163,8 +163,6 @@ async function handBackRender(client: TemporalClient, { taskToken, videoId, work
 
 type TemporalClient = Awaited<ReturnType<typeof connectTemporalClient>>['client'];
 
-/** The failure type of a render handed back for its node stopped mid-render (retryable). */
-const RENDER_NODE_LOST = 'RenderNodeLost';
 
 /** A signal still unanswered by then is dropped: the next progress signal carries newer progress anyway. */
 const SIGNAL_DEADLINE_MS = 10_000;
