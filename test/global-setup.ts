@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { freePort, freePortBlock, startProcess, stopProcess, waitFor } from './support/processes.ts';
 
+/** Where the run's workflow bundle is kept between runs: in this checkout, beside its other caches. */
+const WORKFLOW_BUNDLE_FOLDER = join(import.meta.dirname, '..', 'node_modules', '.cache', 'petsing', 'test-workflow-bundle');
+
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
@@ -69,12 +72,14 @@ export default async function setup(project: TestProject) {
   // production image ships it (WORKFLOW_BUNDLE_PATH): every control worker a test starts, in its process or as
   // `petsing start`, loads it instead of running webpack (6-10 s of CPU each). Test files started after this inherit
   // the variable; json-logs.test.ts unsets it to see a first start bundle.
-  // (In a process of its own: vite's module runner, which runs this file, has no import.meta.resolve.)
+  // (In a process of its own: vite's module runner, which runs this file, has no import.meta.resolve.) The folder is
+  // this checkout's: a bundle kept there replaces those of older sources, which a run of another checkout on the same
+  // machine may be using.
   const bundled = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', [
     `import { cachedWorkflowBundle } from ${JSON.stringify(join(import.meta.dirname, '..', 'workflows', 'src', 'bundle.ts'))};`,
     `const quiet = () => {};`,
     `const logger = { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet };`,
-    `console.log(await cachedWorkflowBundle(${JSON.stringify(join(tmpdir(), 'petsing-test-workflow-bundle'))}, logger));`,
+    `console.log(await cachedWorkflowBundle(${JSON.stringify(WORKFLOW_BUNDLE_FOLDER)}, logger));`,
   ].join('\n')]);
   process.env.WORKFLOW_BUNDLE_PATH = bundled.stdout.trim();
 
