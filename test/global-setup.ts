@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
+import { CHECKOUT_CACHE_DIR } from '../platform/src/tools/checkout-cache.ts';
 import type { TestProject } from 'vitest/node';
 import { freePort, freePortBlock, startProcess, stopProcess, waitFor } from './support/processes.ts';
 
 /** Where the run's workflow bundle is kept between runs: in this checkout, beside its other caches. */
-const WORKFLOW_BUNDLE_FOLDER = join(import.meta.dirname, '..', 'node_modules', '.cache', 'petsing', 'test-workflow-bundle');
+const WORKFLOW_BUNDLE_FOLDER = join(CHECKOUT_CACHE_DIR, 'test-workflow-bundle');
 
 declare module 'vitest' {
   export interface ProvidedContext {

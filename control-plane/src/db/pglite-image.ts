@@ -2,16 +2,15 @@ import { createRequire } from 'node:module';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { CHECKOUT_CACHE_DIR } from '@petsing/platform/tools';
 
 /**
  * A new embedded database (a DATA_DIR's first start) is PGlite's initdb: 5-10 s of CPU on two cores. The empty
  * database it makes is the same for every DATA_DIR on one PGlite version, so the first one made on a machine is
  * kept (PGlite's dumpDataDir, about 4.5 MB) and later new databases start from that copy in about a second
- * (loadDataDir): a second DATA_DIR, a staging copy, every test run. Kept in the checkout's
- * node_modules/.cache/petsing (private to its user); a cache that cannot be read or written is only slower.
+ * (loadDataDir): a second DATA_DIR, a staging copy, every test run. Kept in CHECKOUT_CACHE_DIR; a cache that cannot be
+ * read or written is only slower.
  */
-const CACHE_DIR = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.cache', 'petsing');
-
 let imagePath: Promise<string | undefined> | undefined;
 
 /** Where the empty database of the installed PGlite version is kept, or undefined when its version cannot be told. */
@@ -21,7 +20,7 @@ function emptyImagePath(): Promise<string | undefined> {
       let folder = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
       for (let depth = 0; depth < 4; depth++, folder = dirname(folder)) {
         const manifest = await readFile(join(folder, 'package.json'), 'utf8').then((text) => JSON.parse(text) as { name?: string; version?: string }, () => undefined);
-        if (manifest?.name === '@electric-sql/pglite' && manifest.version) return join(CACHE_DIR, `pglite-${manifest.version}-empty.tar.gz`);
+        if (manifest?.name === '@electric-sql/pglite' && manifest.version) return join(CHECKOUT_CACHE_DIR, `pglite-${manifest.version}-empty.tar.gz`);
       }
     } catch {
       // Not resolvable from here (a bundled build): no cache.

@@ -93,12 +93,9 @@ export class TemplateService {
   }
 
   /**
-   * Makes sure every catalogue template exists with its audio and preview still. Idempotent: a template
-   * whose row and objects are already there is left alone, so restarts are cheap.
-   */
-  /**
-   * Builds every catalogue template its database lacks (answers how many it built and how many were there). `stop`
-   * ends it after the songs being built: a service stopping during its first start waits for those only.
+   * Makes sure every catalogue template exists with its songs and preview still (answers how many it built and how
+   * many were there). Idempotent: a template whose row and objects are already there is left alone, so restarts are
+   * cheap. `stop` ends it after the songs being built: a service stopping during its first start waits for those only.
    */
   async seed(logger: Logger, stop?: AbortSignal): Promise<{ created: number; kept: number }> {
     if (!(await this.objects.exists(SAMPLE_PET_KEY))) {

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CHECKOUT_CACHE_DIR } from '@petsing/platform/tools';
 
 /**
  * The template songs a seeding made, kept on this machine so that the next new database (another DATA_DIR, a staging
  * copy, a test run) copies them instead of synthesizing and preparing them again: seven songs cost about 20 s of CPU
  * on two cores, the copy well under one. What is kept is exactly what a seeding writes (every object of a template and
  * the durations its row records), under a hash of the code that makes it (MADE_BY, the lockfile), so any change to
- * that code makes them anew. Kept in the checkout's node_modules/.cache/petsing, private to its user; one that cannot
- * be read or written is only slower.
+ * that code makes them anew. Kept in CHECKOUT_CACHE_DIR; one that cannot be read or written is only slower.
  */
-const KEPT_TEMPLATE_SONGS_DIR = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.cache', 'petsing', 'template-songs');
+const KEPT_TEMPLATE_SONGS_DIR = join(CHECKOUT_CACHE_DIR, 'template-songs');
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** Everything a template's songs are made by, from the checkout's root: a change to any of it makes them anew. */

@@ -2,3 +2,4 @@
 // plane and render nodes both use. Node built-ins only: importing them loads no Temporal or image code.
 export * from './process-runner.ts';
 export * from './scratch-directory.ts';
+export * from './checkout-cache.ts';
