@@ -144,8 +144,10 @@ export class LocalObjectStore implements ObjectStore {
     if (!(await isDirectory(objectFolder))) return 0;
     const count = await countFiles(objectFolder);
     const metaFolder = join(this.metaDir, ...folder.split('/'));
-    await rm(objectFolder, { recursive: true, force: true });
-    await rm(metaFolder, { recursive: true, force: true });
+    // An object written under the prefix while it goes (a render finishing as its video is deleted) makes a folder's
+    // rmdir fail with ENOTEMPTY: Node retries it, and that object goes too.
+    await rm(objectFolder, { recursive: true, force: true, maxRetries: 5 });
+    await rm(metaFolder, { recursive: true, force: true, maxRetries: 5 });
     await pruneEmptyFolders(dirname(objectFolder), this.objectsDir);
     await pruneEmptyFolders(dirname(metaFolder), this.metaDir);
     return count;
